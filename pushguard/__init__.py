@@ -1,0 +1,8 @@
+"""pushguard: safe Google Cloud Pub/Sub push subscriptions, by construction and by enforcement.
+
+One rule set (:mod:`pushguard.rules`) and the adapters around it: the ``PushSubscription`` Pulumi
+component (:mod:`pushguard.components`), the CrossGuard policy pack, the offline preview, the Spark
+audit and the receiver.
+"""
+
+__version__ = "0.1.0"

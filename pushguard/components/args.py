@@ -1,0 +1,137 @@
+"""The ``PushSubscription`` component's inputs, in Pulumi's conventions.
+
+Args are ``TypedDict`` classes with ``pulumi.Input[...]`` values, the form Pulumi's component
+provider host infers a package schema from (so the component can be hosted for other languages,
+see ``components/`` at the repository root). Fields annotated without ``pulumi.Input`` are *plain*:
+they decide which child resources exist, so they must be known when the component is constructed.
+Each field's docstring is its schema description.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from enum import Enum
+from typing import NotRequired, TypedDict
+
+import pulumi
+
+
+class TargetKind(str, Enum):
+    """What serves the push endpoint, which decides the invoker binding."""
+
+    CLOUD_RUN = "cloud-run"
+    """A Cloud Run service: ``roles/run.invoker`` on the service."""
+    CLOUD_FUNCTION_V1 = "cloud-function-v1"
+    """A 1st-gen Cloud Function: ``roles/cloudfunctions.invoker`` on the function."""
+    CLOUD_FUNCTION_V2 = "cloud-function-v2"
+    """A 2nd-gen Cloud Function: ``roles/run.invoker`` on its Cloud Run service."""
+    EXTERNAL = "external"
+    """An endpoint outside Google Cloud: no invoker binding."""
+
+
+class TokenCreatorGrant(str, Enum):
+    """Where the Pub/Sub service agent gets ``roles/iam.serviceAccountTokenCreator``."""
+
+    SERVICE_ACCOUNT = "service-account"
+    """On the push-auth service account only (least privilege, the default)."""
+    PROJECT = "project"
+    """On the subscription's project (every service account in it)."""
+    NONE = "none"
+    """No grant: the team states it exists already."""
+
+
+class PushTargetArgs(TypedDict):
+    """The service behind the push endpoint."""
+
+    kind: TargetKind
+    """Cloud Run service, 1st- or 2nd-gen Cloud Function, or external endpoint."""
+    name: NotRequired[pulumi.Input[str]]
+    """Service or function name (short name). Required unless ``kind`` is ``external``. For a
+    2nd-gen function, the function name (its Cloud Run service has the same name)."""
+    location: NotRequired[pulumi.Input[str]]
+    """Region of the service or function, e.g. ``europe-west1``. Required unless external."""
+    project: NotRequired[pulumi.Input[str]]
+    """Project of the service; defaults to the subscription's project."""
+
+
+class DeadLetterArgs(TypedDict):
+    """Dead-lettering: where undeliverable messages go."""
+
+    topic: NotRequired[pulumi.Input[str]]
+    """Existing dead-letter topic (``projects/P/topics/T`` or a topic ID in the subscription's
+    project). Omitted: the component creates one."""
+    max_delivery_attempts: NotRequired[pulumi.Input[int]]
+    """Delivery attempts before a message is dead-lettered, 5 to 100 (default 5)."""
+
+
+class RetryPolicyArgs(TypedDict):
+    """Exponential backoff between redeliveries, as durations in seconds like ``"10s"``."""
+
+    minimum_backoff: NotRequired[pulumi.Input[str]]
+    """0s to 600s, at most ``maximum_backoff`` (Pub/Sub's default is 10s)."""
+    maximum_backoff: NotRequired[pulumi.Input[str]]
+    """0s to 600s (Pub/Sub's default is 600s)."""
+
+
+class PushSubscriptionArgs(TypedDict):
+    """Inputs of :class:`~pushguard.components.PushSubscription`."""
+
+    topic: pulumi.Input[str]
+    """The topic to subscribe to: ``projects/P/topics/T`` or a topic ID in ``project``."""
+    push_endpoint: pulumi.Input[str]
+    """The HTTPS URL Pub/Sub pushes to (checked by ``push-endpoint-https`` and, in a perimeter,
+    ``push-vpcsc-default-url``)."""
+    target: PushTargetArgs
+    """The service behind the endpoint; decides the invoker binding."""
+    project: NotRequired[pulumi.Input[str]]
+    """Project ID of the subscription; defaults to the ``gcp:project`` config."""
+    project_number: NotRequired[pulumi.Input[str]]
+    """Project number (names the Pub/Sub service agent); looked up with
+    ``gcp.organizations.get_project`` when omitted."""
+    subscription_name: NotRequired[pulumi.Input[str]]
+    """Subscription ID (3 to 255 characters, starts with a letter, not ``goog``). Omitted: Pulumi
+    auto-names it from the resource name."""
+    push_auth_service_account_email: NotRequired[pulumi.Input[str]]
+    """An existing push-auth service account, in ``project``. Omitted: the component creates one."""
+    push_auth_account_id: NotRequired[pulumi.Input[str]]
+    """Account ID for the created push-auth service account (6 to 30 characters, lower-case
+    letters, digits and hyphens, starting with a letter). Default: derived from the name."""
+    audience: NotRequired[pulumi.Input[str]]
+    """The OIDC token's audience; default: the push endpoint URL, set explicitly."""
+    attributes: NotRequired[pulumi.Input[Mapping[str, pulumi.Input[str]]]]
+    """Push endpoint attributes (e.g. ``x-goog-version``)."""
+    no_wrapper: NotRequired[bool]
+    """Deliver the raw message data as the body instead of the JSON envelope."""
+    write_metadata: NotRequired[pulumi.Input[bool]]
+    """With ``no_wrapper``: send message metadata as HTTP headers."""
+    ack_deadline_seconds: NotRequired[pulumi.Input[int]]
+    """Acknowledgement deadline, 10 to 600 seconds."""
+    message_retention_duration: NotRequired[pulumi.Input[str]]
+    """How long unacknowledged messages are kept, ``"600s"`` to ``"2678400s"`` (10 min to 31 days)."""
+    retain_acked_messages: NotRequired[pulumi.Input[bool]]
+    """Keep acknowledged messages for the retention duration (for seek)."""
+    expiration_ttl: NotRequired[pulumi.Input[str]]
+    """Delete the subscription after this much inactivity (at least ``"86400s"``); ``""`` never
+    expires. Omitted: Pub/Sub's default (31 days)."""
+    filter: NotRequired[pulumi.Input[str]]
+    """Message filter on attributes (immutable after creation)."""
+    enable_message_ordering: NotRequired[pulumi.Input[bool]]
+    """Deliver messages with the same ordering key in order."""
+    retry_policy: NotRequired[RetryPolicyArgs]
+    """Backoff between redeliveries."""
+    labels: NotRequired[pulumi.Input[Mapping[str, pulumi.Input[str]]]]
+    """Labels on the subscription."""
+    paused: NotRequired[bool]
+    """Stop push delivery by turning the subscription into a pull subscription (empty push
+    config); set back to false to resume. Messages accumulate meanwhile."""
+    token_creator_grant: NotRequired[TokenCreatorGrant]
+    """Where the Pub/Sub service agent gets token creator (default: on the push-auth account)."""
+    deployers: NotRequired[Sequence[str]]
+    """IAM members (``user:``, ``group:``, ``serviceAccount:``) that may attach the push-auth
+    account (``roles/iam.serviceAccountUser``, the ``actAs`` needed to create or change the
+    subscription)."""
+    dead_letter: NotRequired[DeadLetterArgs]
+    """Dead-letter topic and attempts; omitted: no dead-lettering."""
+    in_service_perimeter: NotRequired[bool]
+    """The project is inside a VPC Service Controls perimeter: only Cloud Run default URLs are
+    accepted, and a change of push config replaces the subscription."""

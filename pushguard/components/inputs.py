@@ -1,0 +1,73 @@
+"""Separating known input values from Pulumi Outputs, and putting resolved values back.
+
+``split_inputs`` walks the component's args (nested dicts for ``target``, ``dead_letter`` and
+``retry_policy``) and replaces every Output or awaitable by :data:`~pushguard.components.spec.DEFERRED`,
+remembering where it stood; ``merge_resolved`` puts the resolved values back for the second
+validation. Inputs that decide which resources exist must be plain, and say so when they are not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pulumi
+
+from pushguard.components.spec import DEFERRED, PLAIN_FIELDS, is_deferred
+
+Path = tuple[str, ...]
+_NESTED = frozenset({"target", "dead_letter", "retry_policy"})
+
+
+def _contains_deferred(value: object) -> bool:
+    if is_deferred(value):
+        return True
+    if isinstance(value, Mapping):
+        return any(_contains_deferred(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_contains_deferred(v) for v in value)
+    return False
+
+
+def split_inputs(
+    args: Mapping[str, Any],
+) -> tuple[dict[str, Any], dict[Path, Any], list[tuple[str, str]]]:
+    """Split args into (values with ``DEFERRED`` placeholders, deferred inputs by path, problems).
+
+    A mapping input (``labels``, ``attributes``) that holds any Output is deferred as a whole.
+    ``problems`` lists plain-only inputs that were given as Outputs, as ``(field, message)``.
+    """
+    substituted: dict[str, Any] = {}
+    deferred: dict[Path, Any] = {}
+    problems: list[tuple[str, str]] = []
+
+    def walk(prefix: Path, key: str, value: Any) -> Any:
+        path = (*prefix, key)
+        dotted = ".".join(path)
+        if dotted in PLAIN_FIELDS and _contains_deferred(value):
+            problems.append(
+                (dotted, "must be a plain value, known when the component is constructed, because "
+                 "it decides which resources are created; it is a Pulumi Output here")
+            )  # fmt: skip
+            return None
+        if key in _NESTED and not prefix and isinstance(value, Mapping):
+            return {k: walk(path, k, v) for k, v in value.items()}
+        if _contains_deferred(value):
+            deferred[path] = pulumi.Output.from_input(value)
+            return DEFERRED
+        return value
+
+    for key, value in args.items():
+        substituted[key] = walk((), key, value)
+    return substituted, deferred, problems
+
+
+def merge_resolved(substituted: Mapping[str, Any], resolved: Mapping[Path, Any]) -> dict[str, Any]:
+    """``substituted`` with each deferred path replaced by its resolved value."""
+    merged: dict[str, Any] = {k: dict(v) if isinstance(v, Mapping) else v for k, v in substituted.items()}
+    for path, value in resolved.items():
+        target = merged
+        for part in path[:-1]:
+            target = target[part]
+        target[path[-1]] = value
+    return merged

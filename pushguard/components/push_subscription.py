@@ -1,0 +1,382 @@
+"""``PushSubscription``: a Pub/Sub push subscription with everything around it wired correctly."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import pulumi
+import pulumi_gcp as gcp
+
+from pushguard.components.args import PushSubscriptionArgs, TargetKind, TokenCreatorGrant
+from pushguard.components.facts import FACT_TO_INPUT, component_facts
+from pushguard.components.inputs import Path, merge_resolved, split_inputs
+from pushguard.components.spec import (
+    PushSubscriptionInputError,
+    PushSubscriptionSpec,
+    validate_spec,
+)
+from pushguard.rules import EnforcementLevel, evaluate
+from pushguard.rules.facts import pubsub_service_agent_email
+
+TYPE_TOKEN = "pushguard:index:PushSubscription"
+
+TOKEN_CREATOR_ROLE = "roles/iam.serviceAccountTokenCreator"
+SERVICE_ACCOUNT_USER_ROLE = "roles/iam.serviceAccountUser"
+
+
+def default_account_id(name: str) -> str:
+    """A valid service account ID (6 to 30 characters) derived from a component name.
+
+    ``orders`` gives ``orders-push``; names too long keep a 4-character hash for uniqueness.
+    """
+    slug = re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-") or "sub"
+    if not slug[0].isalpha():
+        slug = f"p-{slug}"
+    if len(slug) + len("-push") <= 30:
+        return f"{slug}-push"
+    digest = hashlib.sha256(name.encode()).hexdigest()[:4]
+    return f"{slug[:20].rstrip('-')}-{digest}-push"
+
+
+def _member_slug(member: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", member.lower()).strip("-")[:40]
+    return f"{slug}-{hashlib.sha256(member.encode()).hexdigest()[:6]}"
+
+
+def _check_rules(
+    name: str, spec: PushSubscriptionSpec, problems: list[tuple[str, str]], warned: set[str]
+) -> None:
+    """Add mandatory rule violations to ``problems``; log advisory ones once."""
+    for finding in evaluate(component_facts(name, spec)):
+        if not finding.is_violation:
+            continue
+        field = FACT_TO_INPUT.get(finding.field or "", finding.field or "args")
+        text = f"{finding.message} [{finding.rule_id}]"
+        if finding.level is EnforcementLevel.MANDATORY:
+            problems.append((field, text))
+        elif text not in warned:
+            warned.add(text)
+            pulumi.log.warn(f"PushSubscription {name!r}: {field}: {text}")
+
+
+class PushSubscription(pulumi.ComponentResource):
+    """A Pub/Sub push subscription with its push-auth service account, the Pub/Sub service agent's
+    token-creator grant, the invoker binding on the target and the dead-letter permissions.
+
+    Every known input is validated (pydantic, then the rule set's input rules) before any resource is
+    registered: bad inputs raise one :class:`~pushguard.components.spec.PushSubscriptionInputError`
+    naming every bad field and leave no resource behind. Inputs that are Outputs are validated when
+    they resolve; the subscription receives only validated values, so it is never created with a bad
+    one (child resources registered before that, such as the service account, may exist).
+
+    Children (all IAM is additive ``*IAMMember``, never an authoritative binding or policy):
+    ``gcp.serviceaccount.Account`` (unless an existing account is given), the token-creator grant
+    (``gcp.serviceaccount.IAMMember`` on the account, or ``gcp.projects.IAMMember``), the invoker
+    grant (``gcp.cloudrunv2.ServiceIamMember`` or ``gcp.cloudfunctions.FunctionIamMember``),
+    ``roles/iam.serviceAccountUser`` for each deployer, the dead-letter topic and its publisher /
+    subscriber grants, and the ``gcp.pubsub.Subscription``, which depends on the grants so the first
+    push already has its permissions (the dead-letter subscriber grant is on the subscription, so it
+    follows it).
+
+    Inside a VPC Service Controls perimeter (``in_service_perimeter``) Pub/Sub cannot update an
+    existing push subscription's push config (https://cloud.google.com/pubsub/docs/push#vpc-service-controls),
+    so a change of push config *replaces* the subscription (``replace_on_changes=["pushConfig"]``;
+    with an explicit ``subscription_name``, delete before create). Messages not yet acknowledged by
+    the old subscription, and messages published while it is replaced, are lost to it.
+
+    Raises:
+        PushSubscriptionInputError: bad inputs (at construction, or when Outputs resolve).
+    """
+
+    subscription_name: pulumi.Output[str]
+    """The subscription ID."""
+    subscription_id: pulumi.Output[str]
+    """The provider's ID of the subscription."""
+    subscription_path: pulumi.Output[str]
+    """``projects/PROJECT/subscriptions/NAME``."""
+    push_auth_service_account_email: pulumi.Output[str]
+    """The push-auth service account: the ``email`` claim receivers check."""
+    audience: pulumi.Output[str]
+    """The token audience: the ``aud`` claim receivers check."""
+    service_agent_email: pulumi.Output[str]
+    """The project's Pub/Sub service agent."""
+
+    def __init__(
+        self,
+        name: str,
+        args: PushSubscriptionArgs,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        values: dict[str, Any] = dict(args)
+        if "project" not in values:
+            configured = pulumi.Config("gcp").get("project")
+            if configured is None:
+                raise PushSubscriptionInputError(
+                    name, [("project", "is required: set the input or the gcp:project config")]
+                )
+            values["project"] = configured
+        substituted, deferred, problems = split_inputs(values)
+        spec = self._validate(name, substituted, problems, set())
+        super().__init__(TYPE_TOKEN, name, None, opts)
+        self._name = name
+        self._spec = spec
+        self._gated = self._gate(name, substituted, deferred)
+        self._build()
+
+    @staticmethod
+    def _validate(
+        name: str,
+        values: Mapping[str, Any],
+        problems: list[tuple[str, str]],
+        warned: set[str],
+    ) -> PushSubscriptionSpec:
+        try:
+            spec = validate_spec(name, values)
+        except PushSubscriptionInputError as error:
+            raise PushSubscriptionInputError(name, [*problems, *error.problems]) from None
+        _check_rules(name, spec, problems, warned)
+        if problems:
+            raise PushSubscriptionInputError(name, problems)
+        return spec
+
+    def _gate(
+        self, name: str, substituted: dict[str, Any], deferred: dict[Path, Any]
+    ) -> dict[Path, pulumi.Output[Any]]:
+        """Each deferred input, passed on only after the whole spec validated with it resolved."""
+        if not deferred:
+            return {}
+        paths = list(deferred)
+        warned: set[str] = set()
+
+        def validate_resolved(resolved: list[Any]) -> bool:
+            merged = merge_resolved(substituted, dict(zip(paths, resolved, strict=True)))
+            self._validate(name, merged, [], warned)
+            return True
+
+        # The gate carries no data, only success, so its secretness must not spread to every input.
+        gate = pulumi.Output.unsecret(pulumi.Output.all(*deferred.values()).apply(validate_resolved))
+        return {
+            path: pulumi.Output.all(value, gate).apply(lambda pair: pair[0])
+            for path, value in deferred.items()
+        }
+
+    def _input(self, *path: str) -> Any:
+        """A validated input: the plain value, or the gated Output for a deferred one."""
+        if path in self._gated:
+            return self._gated[path]
+        value: Any = self._spec
+        for part in path:
+            value = getattr(value, part) if value is not None else None
+        return value
+
+    def _child(self, **extra: Any) -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions(parent=self, **extra)
+
+    def _build(self) -> None:
+        name, spec = self._name, self._spec
+        project = self._input("project")
+        number = self._input("project_number")
+        if number is None:
+            number = gcp.organizations.get_project_output(
+                project_id=project, opts=pulumi.InvokeOptions(parent=self)
+            ).number
+        agent_email = pulumi.Output.from_input(number).apply(pubsub_service_agent_email)
+        agent_member = pulumi.Output.concat("serviceAccount:", agent_email)
+
+        if spec.push_auth_service_account_email is None:
+            account = gcp.serviceaccount.Account(
+                f"{name}-push-auth",
+                account_id=self._input("push_auth_account_id") or default_account_id(name),
+                project=project,
+                display_name=f"Pub/Sub push auth: {name}"[:100],
+                description="Signs Pub/Sub push requests (OIDC). Managed by pushguard.",
+                opts=self._child(),
+            )
+            email: Any = account.email
+            account_path: Any = account.name
+        else:
+            email = self._input("push_auth_service_account_email")
+            account_path = pulumi.Output.concat("projects/", project, "/serviceAccounts/", email)
+        push_member = pulumi.Output.concat("serviceAccount:", email)
+
+        grants: list[pulumi.Resource] = []
+        if spec.token_creator_grant is TokenCreatorGrant.SERVICE_ACCOUNT:
+            grants.append(
+                gcp.serviceaccount.IAMMember(
+                    f"{name}-token-creator",
+                    service_account_id=account_path,
+                    role=TOKEN_CREATOR_ROLE,
+                    member=agent_member,
+                    opts=self._child(),
+                )
+            )
+        elif spec.token_creator_grant is TokenCreatorGrant.PROJECT:
+            grants.append(
+                gcp.projects.IAMMember(
+                    f"{name}-token-creator",
+                    project=project,
+                    role=TOKEN_CREATOR_ROLE,
+                    member=agent_member,
+                    opts=self._child(),
+                )
+            )
+        for deployer in spec.deployers:
+            grants.append(
+                gcp.serviceaccount.IAMMember(
+                    f"{name}-act-as-{_member_slug(deployer)}",
+                    service_account_id=account_path,
+                    role=SERVICE_ACCOUNT_USER_ROLE,
+                    member=deployer,
+                    opts=self._child(),
+                )
+            )
+        invoker = self._invoker(push_member, project)
+        if invoker is not None:
+            grants.append(invoker)
+
+        dead_letter_policy = None
+        if spec.dead_letter is not None:
+            dead_letter_topic, publisher = self._dead_letter(project, agent_member)
+            grants.append(publisher)
+            dead_letter_policy = gcp.pubsub.SubscriptionDeadLetterPolicyArgs(
+                dead_letter_topic=dead_letter_topic,
+                max_delivery_attempts=self._input("dead_letter", "max_delivery_attempts"),
+            )
+
+        audience = self._input("audience") or self._input("push_endpoint")
+        subscription = self._subscription(project, email, audience, dead_letter_policy, grants)
+
+        if spec.dead_letter is not None:
+            gcp.pubsub.SubscriptionIAMMember(
+                f"{name}-dead-letter-subscriber",
+                project=project,
+                subscription=subscription.name,
+                role="roles/pubsub.subscriber",
+                member=agent_member,
+                opts=self._child(),
+            )
+
+        self.subscription_name = subscription.name
+        self.subscription_id = subscription.id
+        self.subscription_path = pulumi.Output.concat(
+            "projects/", project, "/subscriptions/", subscription.name
+        )
+        self.push_auth_service_account_email = pulumi.Output.from_input(email)
+        self.audience = pulumi.Output.from_input(audience)
+        self.service_agent_email = agent_email
+        self.register_outputs(
+            {
+                "subscription_name": self.subscription_name,
+                "subscription_id": self.subscription_id,
+                "subscription_path": self.subscription_path,
+                "push_auth_service_account_email": self.push_auth_service_account_email,
+                "audience": self.audience,
+                "service_agent_email": self.service_agent_email,
+            }
+        )
+
+    def _invoker(self, push_member: pulumi.Output[str], project: Any) -> pulumi.Resource | None:
+        kind = self._spec.target.kind
+        target_project = self._input("target", "project") or project
+        if kind in (TargetKind.CLOUD_RUN, TargetKind.CLOUD_FUNCTION_V2):
+            return gcp.cloudrunv2.ServiceIamMember(
+                f"{self._name}-invoker",
+                project=target_project,
+                location=self._input("target", "location"),
+                name=self._input("target", "name"),
+                role="roles/run.invoker",
+                member=push_member,
+                opts=self._child(),
+            )
+        if kind is TargetKind.CLOUD_FUNCTION_V1:
+            return gcp.cloudfunctions.FunctionIamMember(
+                f"{self._name}-invoker",
+                project=target_project,
+                region=self._input("target", "location"),
+                cloud_function=self._input("target", "name"),
+                role="roles/cloudfunctions.invoker",
+                member=push_member,
+                opts=self._child(),
+            )
+        return None
+
+    def _dead_letter(
+        self, project: Any, agent_member: pulumi.Output[str]
+    ) -> tuple[Any, pulumi.Resource]:
+        given = self._input("dead_letter", "topic")
+        if given is None:
+            topic: Any = gcp.pubsub.Topic(
+                f"{self._name}-dead-letter", project=project, opts=self._child()
+            ).id
+        else:
+            topic = pulumi.Output.all(project, given).apply(
+                lambda pair: pair[1]
+                if pair[1].startswith("projects/")
+                else f"projects/{pair[0]}/topics/{pair[1]}"
+            )
+        publisher = gcp.pubsub.TopicIAMMember(
+            f"{self._name}-dead-letter-publisher",
+            topic=topic,
+            role="roles/pubsub.publisher",
+            member=agent_member,
+            opts=self._child(),
+        )
+        return topic, publisher
+
+    def _subscription(
+        self,
+        project: Any,
+        email: Any,
+        audience: Any,
+        dead_letter_policy: gcp.pubsub.SubscriptionDeadLetterPolicyArgs | None,
+        grants: list[pulumi.Resource],
+    ) -> gcp.pubsub.Subscription:
+        spec, field = self._spec, self._input
+        push_config = None
+        if not spec.paused:
+            push_config = gcp.pubsub.SubscriptionPushConfigArgs(
+                push_endpoint=field("push_endpoint"),
+                attributes=field("attributes"),
+                oidc_token=gcp.pubsub.SubscriptionPushConfigOidcTokenArgs(
+                    service_account_email=email, audience=audience
+                ),
+                no_wrapper=gcp.pubsub.SubscriptionPushConfigNoWrapperArgs(
+                    write_metadata=field("write_metadata")
+                )
+                if spec.no_wrapper
+                else None,
+            )
+        retry_policy = None
+        if spec.retry_policy is not None:
+            retry_policy = gcp.pubsub.SubscriptionRetryPolicyArgs(
+                minimum_backoff=field("retry_policy", "minimum_backoff"),
+                maximum_backoff=field("retry_policy", "maximum_backoff"),
+            )
+        expiration = None
+        if spec.expiration_ttl is not None:
+            expiration = gcp.pubsub.SubscriptionExpirationPolicyArgs(ttl=field("expiration_ttl"))
+        perimeter = spec.in_service_perimeter
+        return gcp.pubsub.Subscription(
+            self._name,
+            name=field("subscription_name"),
+            project=project,
+            topic=field("topic"),
+            push_config=push_config,
+            ack_deadline_seconds=field("ack_deadline_seconds"),
+            message_retention_duration=field("message_retention_duration"),
+            retain_acked_messages=field("retain_acked_messages"),
+            expiration_policy=expiration,
+            filter=field("filter"),
+            enable_message_ordering=field("enable_message_ordering"),
+            retry_policy=retry_policy,
+            dead_letter_policy=dead_letter_policy,
+            labels=field("labels"),
+            opts=self._child(
+                depends_on=grants,
+                replace_on_changes=["pushConfig"] if perimeter else None,
+                delete_before_replace=perimeter and spec.subscription_name is not None,
+            ),
+        )

@@ -1,0 +1,363 @@
+"""Validation of ``PushSubscription`` inputs with pydantic, before anything is registered.
+
+The component validates twice with the same model. At construction, values that are Pulumi Outputs
+(or other awaitables) are replaced by :data:`DEFERRED`, which every field accepts as it is, and all
+known values are checked: a bad one raises :class:`PushSubscriptionInputError` before any resource
+exists. When the deferred values resolve, the whole spec is validated again and the subscription only
+receives validated values.
+
+API limits (https://cloud.google.com/pubsub/docs/reference/rest/v1/projects.subscriptions,
+https://cloud.google.com/pubsub/docs/handling-failures): ack deadline 10 to 600 s; message retention
+10 min to 31 days; expiration TTL at least 1 day; dead-letter attempts 5 to 100; retry backoff 0 to
+600 s with minimum at most maximum; subscription and topic IDs start with a letter, are 3 to 255
+characters of ``[A-Za-z0-9-_.~+%]`` and do not start with ``goog``
+(https://cloud.google.com/pubsub/docs/pubsub-basics#resource_names). Service account IDs are 6 to 30
+characters (https://cloud.google.com/iam/docs/service-accounts-create). Labels follow
+https://cloud.google.com/resource-manager/docs/labels-overview.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Mapping
+from decimal import Decimal, InvalidOperation
+from typing import Annotated, Any, Final
+
+import pulumi
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+    model_validator,
+)
+
+from pushguard.components.args import TargetKind, TokenCreatorGrant
+
+
+class _Deferred:
+    """A value that is a Pulumi Output or awaitable, not known at construction."""
+
+    _instance: _Deferred | None = None
+
+    def __new__(cls) -> _Deferred:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "<deferred>"
+
+
+DEFERRED: Final = _Deferred()
+"""Stands for an input value that is not known yet."""
+
+PLAIN_FIELDS: Final = frozenset(
+    {
+        "target.kind",
+        "token_creator_grant",
+        "deployers",
+        "in_service_perimeter",
+        "dead_letter",
+        "paused",
+        "no_wrapper",
+    }
+)
+"""Inputs that decide which resources exist, so they cannot be Outputs."""
+
+SENSITIVE_FIELDS: Final = frozenset({"push_endpoint", "audience", "attributes", "labels", "filter"})
+"""Inputs whose values are never repeated in an error message (they may carry secrets)."""
+
+
+def is_deferred(value: object) -> bool:
+    """True for a Pulumi Output or any awaitable (a value known only later)."""
+    return isinstance(value, pulumi.Output) or inspect.isawaitable(value)
+
+
+def _allow_deferred(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    return value if value is DEFERRED else handler(value)
+
+
+AllowDeferred = WrapValidator(_allow_deferred)
+
+
+class PushSubscriptionInputError(ValueError):
+    """Bad ``PushSubscription`` inputs: one error listing every problem, each with its field.
+
+    ``problems`` is a tuple of ``(field, message)`` pairs; field paths are dotted snake_case input
+    names (``retry_policy.minimum_backoff``).
+    """
+
+    def __init__(self, component: str, problems: list[tuple[str, str]]) -> None:
+        self.component = component
+        self.problems = tuple(problems)
+        lines = "\n".join(f"  - {field}: {message}" for field, message in problems)
+        super().__init__(f"PushSubscription {component!r} has invalid inputs:\n{lines}")
+
+
+_DURATION = re.compile(r"^(?P<seconds>[0-9]{1,12}(?:\.[0-9]{1,9})?)s$")
+
+
+def duration_seconds(text: str) -> Decimal:
+    """Seconds in a protobuf-style duration string (``"600s"``, ``"0.5s"``).
+
+    Raises:
+        ValueError: naming the expected form.
+    """
+    match = _DURATION.match(text)
+    if not match:
+        raise ValueError(f"must be a duration in seconds like '600s', not {text!r}")
+    try:
+        return Decimal(match["seconds"])
+    except InvalidOperation:  # pragma: no cover - the pattern admits only decimals
+        raise ValueError(f"must be a duration in seconds like '600s', not {text!r}") from None
+
+
+def _duration_between(low: int, high: int | None) -> AfterValidator:
+    def check(text: str) -> str:
+        seconds = duration_seconds(text)
+        if seconds < low or (high is not None and seconds > high):
+            allowed = f"between {low}s and {high}s" if high is not None else f"at least {low}s"
+            raise ValueError(f"must be {allowed}, not {text}")
+        return text
+
+    return AfterValidator(check)
+
+
+def _int_between(low: int, high: int, unit: str) -> AfterValidator:
+    def check(value: int) -> int:
+        if not low <= value <= high:
+            raise ValueError(f"must be between {low} and {high}{unit}, not {value}")
+        return value
+
+    return AfterValidator(check)
+
+
+_PUBSUB_ID = re.compile(r"^[A-Za-z][A-Za-z0-9\-_.~+%]{2,254}$")
+_TOPIC_PATH = re.compile(r"^projects/(?P<project>[^/]+)/topics/(?P<topic>[^/]+)$")
+
+
+def check_pubsub_id(kind: str, value: str) -> str:
+    """``value`` if it is a valid topic or subscription ID.
+
+    Raises:
+        ValueError: saying what an ID may contain.
+    """
+    if not _PUBSUB_ID.match(value):
+        raise ValueError(
+            f"must be a {kind} ID of 3 to 255 characters that starts with a letter and "
+            f"contains only letters, digits and - _ . ~ + %, not {value!r}"
+        )
+    if value.startswith("goog"):
+        raise ValueError(f"a {kind} ID must not start with 'goog'")
+    return value
+
+
+def _topic_ref(value: str) -> str:
+    match = _TOPIC_PATH.match(value)
+    check_pubsub_id("topic", match["topic"] if match else value)
+    return value
+
+
+def _regex(pattern: str, what: str) -> AfterValidator:
+    compiled = re.compile(pattern)
+
+    def check(value: str) -> str:
+        if not compiled.match(value):
+            raise ValueError(f"must be {what}, not {value!r}")
+        return value
+
+    return AfterValidator(check)
+
+
+_PROJECT_ID = _regex(
+    r"^(?:[a-z][a-z0-9.-]*[a-z0-9]:)?[a-z][a-z0-9-]{4,28}[a-z0-9]$",
+    "a project ID (6 to 30 lower-case letters, digits and hyphens, starting with a letter)",
+)
+_PROJECT_NUMBER = _regex(r"^[0-9]{1,20}$", "a project number (digits only)")
+_REGION = _regex(r"^[a-z]+-[a-z]+[0-9]+$", "a region such as europe-west1")
+_SERVICE_NAME = _regex(
+    r"^[A-Za-z][A-Za-z0-9_-]{0,62}$",
+    "a service or function name (letters, digits, - and _, up to 63, starting with a letter)",
+)
+_ACCOUNT_ID = _regex(
+    r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$",
+    "a service account ID of 6 to 30 lower-case letters, digits and hyphens, starting with a "
+    "letter and not ending with a hyphen",
+)
+_SA_EMAIL = _regex(r"^[^@\s]+@[^@\s]+\.gserviceaccount\.com$", "a service account email")
+_DEPLOYER = _regex(
+    r"^(?:(?:user|group|serviceAccount):[^@\s:]+@[^@\s]+|principal://\S+)$",
+    "an IAM member naming one principal (user:, group:, serviceAccount: or principal://); "
+    "allUsers, allAuthenticatedUsers, domain: and principalSet:// are too broad",
+)
+_LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
+_LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
+
+
+def _labels(labels: dict[str, Any]) -> dict[str, Any]:
+    if len(labels) > 64:
+        raise ValueError(f"at most 64 labels are allowed, not {len(labels)}")
+    for key, value in labels.items():
+        if not _LABEL_KEY.match(key):
+            raise ValueError(
+                f"label key {key!r} must start with a lower-case letter and have at most 63 "
+                "lower-case letters, digits, _ and -"
+            )
+        if value is not DEFERRED and not _LABEL_VALUE.match(value):
+            raise ValueError(
+                f"the value of label {key!r} must have at most 63 lower-case letters, digits, "
+                "_ and -"
+            )
+    return labels
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+
+class TargetSpec(_Strict):
+    """Validated :class:`~pushguard.components.args.PushTargetArgs`."""
+
+    kind: TargetKind
+    name: Annotated[str, _SERVICE_NAME, AllowDeferred] | None = None
+    location: Annotated[str, _REGION, AllowDeferred] | None = None
+    project: Annotated[str, _PROJECT_ID, AllowDeferred] | None = None
+
+    @model_validator(mode="after")
+    def _service_named(self) -> TargetSpec:
+        if self.kind is not TargetKind.EXTERNAL:
+            missing = [f for f in ("name", "location") if getattr(self, f) is None]
+            if missing:
+                raise ValueError(
+                    f"{missing[0]}: required for a {self.kind.value} target (use kind 'external' "
+                    "for endpoints outside Google Cloud)"
+                )
+        return self
+
+
+class DeadLetterSpec(_Strict):
+    """Validated :class:`~pushguard.components.args.DeadLetterArgs`."""
+
+    topic: Annotated[str, AfterValidator(_topic_ref), AllowDeferred] | None = None
+    max_delivery_attempts: Annotated[
+        int, Field(strict=True), _int_between(5, 100, ""), AllowDeferred
+    ] = 5
+
+
+class RetryPolicySpec(_Strict):
+    """Validated :class:`~pushguard.components.args.RetryPolicyArgs`."""
+
+    minimum_backoff: Annotated[str, _duration_between(0, 600), AllowDeferred] | None = None
+    maximum_backoff: Annotated[str, _duration_between(0, 600), AllowDeferred] | None = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> RetryPolicySpec:
+        low, high = self.minimum_backoff, self.maximum_backoff
+        if isinstance(low, str) and isinstance(high, str):
+            if duration_seconds(low) > duration_seconds(high):
+                raise ValueError(f"minimum_backoff: {low} must not exceed maximum_backoff ({high})")
+        return self
+
+
+StrMap = Annotated[dict[str, Annotated[str, AllowDeferred]], AllowDeferred]
+
+
+class PushSubscriptionSpec(_Strict):
+    """Validated :class:`~pushguard.components.args.PushSubscriptionArgs` (``project`` filled in)."""
+
+    topic: Annotated[str, AfterValidator(_topic_ref), AllowDeferred]
+    push_endpoint: Annotated[str, Field(min_length=1), AllowDeferred]
+    target: TargetSpec
+    project: Annotated[str, _PROJECT_ID, AllowDeferred]
+    project_number: Annotated[str, _PROJECT_NUMBER, AllowDeferred] | None = None
+    subscription_name: Annotated[str, AfterValidator(lambda v: check_pubsub_id("subscription", v)), AllowDeferred] | None = None
+    push_auth_service_account_email: Annotated[str, _SA_EMAIL, AllowDeferred] | None = None
+    push_auth_account_id: Annotated[str, _ACCOUNT_ID, AllowDeferred] | None = None
+    audience: Annotated[str, Field(min_length=1), AllowDeferred] | None = None
+    attributes: StrMap | None = None
+    no_wrapper: Annotated[bool, Field(strict=True)] = False
+    write_metadata: Annotated[bool, Field(strict=True), AllowDeferred] = False
+    ack_deadline_seconds: (
+        Annotated[int, Field(strict=True), _int_between(10, 600, " seconds"), AllowDeferred] | None
+    ) = None
+    message_retention_duration: Annotated[str, _duration_between(600, 2678400), AllowDeferred] | None = (
+        None
+    )
+    retain_acked_messages: Annotated[bool, Field(strict=True), AllowDeferred] | None = None
+    expiration_ttl: Annotated[str, AllowDeferred] | None = None
+    filter: Annotated[str, Field(max_length=256), AllowDeferred] | None = None
+    enable_message_ordering: Annotated[bool, Field(strict=True), AllowDeferred] | None = None
+    retry_policy: RetryPolicySpec | None = None
+    labels: Annotated[StrMap, AfterValidator(_labels)] | None = None
+    paused: Annotated[bool, Field(strict=True)] = False
+    token_creator_grant: TokenCreatorGrant = TokenCreatorGrant.SERVICE_ACCOUNT
+    deployers: tuple[Annotated[str, _DEPLOYER], ...] = ()
+    dead_letter: DeadLetterSpec | None = None
+    in_service_perimeter: Annotated[bool, Field(strict=True)] = False
+
+    @model_validator(mode="after")
+    def _consistent(self) -> PushSubscriptionSpec:
+        # Model-level messages start with the field they are about (see _problem).
+        if self.write_metadata is True and self.no_wrapper is False:
+            raise ValueError("write_metadata: requires no_wrapper (unwrapped delivery)")
+        if self.push_auth_service_account_email is not None and self.push_auth_account_id:
+            raise ValueError(
+                "push_auth_account_id: give either push_auth_service_account_email (an existing "
+                "account) or push_auth_account_id (an account to create), not both"
+            )
+        ttl = self.expiration_ttl
+        if isinstance(ttl, str) and ttl != "":
+            try:
+                too_short = duration_seconds(ttl) < 86400
+            except ValueError as error:
+                raise ValueError(f"expiration_ttl: {error}") from None
+            if too_short:
+                raise ValueError(f"expiration_ttl: must be '' (never) or at least 86400s, not {ttl}")
+        return self
+
+    def known(self, field: str) -> Any:
+        """The field's value, or ``None`` if it is deferred."""
+        value = getattr(self, field)
+        return None if value is DEFERRED else value
+
+
+def _field_path(location: tuple[int | str, ...]) -> str:
+    return ".".join(str(part) for part in location) or "args"
+
+
+def _problem(error: Mapping[str, Any]) -> tuple[str, str]:
+    location = tuple(error.get("loc", ()))
+    path = _field_path(location)
+    message = str(error.get("msg", "is invalid"))
+    message = message.removeprefix("Value error, ")
+    head, sep, rest = message.partition(": ")
+    if error.get("type") == "value_error" and sep and re.fullmatch(r"[a-z_]+", head):
+        return _field_path((*location, head)), rest
+    if error.get("type") == "extra_forbidden":
+        return path, "is not an input of PushSubscription (check the spelling)"
+    if error.get("type") == "missing":
+        return path, "is required"
+    value = error.get("input")
+    sensitive = bool(location) and str(location[0]) in SENSITIVE_FIELDS
+    if error.get("type") != "value_error" and isinstance(value, bool | int | float) and not sensitive:
+        message = f"{message} (got {value!r})"
+    return path, message
+
+
+def validate_spec(component: str, values: Mapping[str, Any]) -> PushSubscriptionSpec:
+    """Validate inputs (with :data:`DEFERRED` standing for unknown values) into a spec.
+
+    Raises:
+        PushSubscriptionInputError: listing every invalid field with what is allowed.
+    """
+    try:
+        return PushSubscriptionSpec.model_validate(dict(values))
+    except ValidationError as error:
+        raise PushSubscriptionInputError(
+            component, [_problem(e) for e in error.errors(include_url=False)]
+        ) from None

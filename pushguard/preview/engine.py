@@ -1,0 +1,140 @@
+"""Running a Pulumi program under the mock runtime and recording the resource graph it declares.
+
+:class:`RecordingMonitor` sees every ``RegisterResource`` request exactly as the Pulumi engine would:
+type, name, parent, provider, wire-form inputs, dependencies, property dependencies and the
+resource options that change how the engine plans (``replaceOnChanges``, ``deleteBeforeReplace``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+from google.protobuf import json_format
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import settings as pulumi_settings
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+
+@dataclass(frozen=True)
+class ResourceRecord:
+    """One registered resource as the engine saw it.
+
+    ``inputs`` is the wire form (camelCase keys, unknown values as Pulumi's unknown sentinel,
+    secrets as ``{"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", ...}``
+    envelopes); ``dependencies`` are URNs.
+    """
+
+    urn: str
+    type: str
+    name: str
+    parent: str
+    custom: bool
+    provider: str
+    inputs: Mapping[str, Any]
+    dependencies: tuple[str, ...]
+    property_dependencies: Mapping[str, tuple[str, ...]]
+    replace_on_changes: tuple[str, ...]
+    delete_before_replace: bool
+
+
+class RecordingMonitor(pulumi_mocks.MockMonitor):
+    """A mock resource monitor that keeps every registration in :attr:`records`, in order."""
+
+    def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
+        super().__init__(mocks)
+        self.records: list[ResourceRecord] = []
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        """Record the request, then answer as the mock monitor does."""
+        response = super().RegisterResource(request)
+        if request.type != "pulumi:pulumi:Stack":
+            self.records.append(
+                ResourceRecord(
+                    urn=response.urn,
+                    type=request.type,
+                    name=request.name,
+                    parent=request.parent,
+                    custom=request.custom,
+                    provider=request.provider,
+                    inputs=json_format.MessageToDict(request.object),
+                    dependencies=tuple(request.dependencies),
+                    property_dependencies={
+                        key: tuple(value.urns)
+                        for key, value in request.propertyDependencies.items()
+                    },
+                    replace_on_changes=tuple(request.replaceOnChanges),
+                    delete_before_replace=request.deleteBeforeReplace,
+                )
+            )
+        return response
+
+
+@dataclass
+class ProgramRun:
+    """What a program run under mocks declared."""
+
+    records: list[ResourceRecord] = field(default_factory=list)
+
+    def by_type(self, type_token: str) -> list[ResourceRecord]:
+        """The records of one resource type, in registration order."""
+        return [r for r in self.records if r.type == type_token]
+
+    def one(self, type_token: str) -> ResourceRecord:
+        """The single record of a type. Raises ``AssertionError`` if there is not exactly one."""
+        found = self.by_type(type_token)
+        if len(found) != 1:
+            raise AssertionError(f"expected one {type_token}, found {len(found)}")
+        return found[0]
+
+
+def run_program(
+    program: Callable[[], Any],
+    mocks: pulumi.runtime.Mocks,
+    *,
+    project: str = "pushguard",
+    stack: str = "dev",
+    config: Mapping[str, str] | None = None,
+    preview: bool = True,
+) -> ProgramRun:
+    """Run ``program`` under Pulumi's mock runtime and return the graph it registered.
+
+    ``config`` is Pulumi config in ``namespace:key`` form with string values (structured values as
+    JSON text), as ``pulumi.runtime.set_all_config`` takes it.
+
+    Raises:
+        Exception: whatever the program raised, or a registration failed with, after every
+            outstanding RPC finished (so ``ProgramRun`` is not returned for a failed program; use
+            :func:`run_program_capturing` to see what was registered before the failure).
+    """
+    run, error = run_program_capturing(
+        program, mocks, project=project, stack=stack, config=config, preview=preview
+    )
+    if error is not None:
+        raise error
+    return run
+
+
+def run_program_capturing(
+    program: Callable[[], Any],
+    mocks: pulumi.runtime.Mocks,
+    *,
+    project: str = "pushguard",
+    stack: str = "dev",
+    config: Mapping[str, str] | None = None,
+    preview: bool = True,
+) -> tuple[ProgramRun, BaseException | None]:
+    """Like :func:`run_program`, but returns ``(graph so far, error or None)`` instead of raising."""
+    pulumi_settings.reset_options()
+    pulumi.runtime.set_all_config(dict(config or {}), [])
+    monitor = RecordingMonitor(mocks)
+    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
+    error: BaseException | None = None
+    try:
+        _sync_await(run_pulumi_func(program))
+    except Exception as exc:  # noqa: BLE001 - handed to the caller
+        error = exc
+    return ProgramRun(records=list(monitor.records)), error

@@ -1,0 +1,151 @@
+"""The shape every rule shares: enforcement levels, a rule's metadata, its results, findings.
+
+A rule is a pure function from :class:`~pushguard.rules.facts.SubscriptionFacts` to zero or more
+:class:`Result` objects. No result means the subscription passes. Each enforcement point (component,
+CrossGuard pack, offline preview, Spark audit) turns results into its own kind of report; the
+:class:`Finding` here is the neutral form they all start from.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Mapping
+import dataclasses
+from dataclasses import dataclass
+from enum import StrEnum
+from types import MappingProxyType
+
+from pushguard.rules.facts import SubscriptionFacts
+
+DOCS_BASE_URL = "https://github.com/pushguard/pushguard/blob/main/docs/rules.md"
+"""Where each rule's documentation lives; a rule's URL is this plus ``#<rule id>``."""
+
+
+class EnforcementLevel(StrEnum):
+    """How a violation is enforced, with Pulumi CrossGuard's names.
+
+    ``mandatory`` fails a preview or update, ``advisory`` warns, ``disabled`` turns the rule off.
+    Source: https://www.pulumi.com/docs/iac/using-pulumi/crossguard/core-concepts/#enforcement-level
+    """
+
+    ADVISORY = "advisory"
+    MANDATORY = "mandatory"
+    DISABLED = "disabled"
+
+
+class Status(StrEnum):
+    """What a result says: a definite violation, or that the rule could not decide."""
+
+    VIOLATION = "violation"
+    UNKNOWN = "unknown"
+    """A fact the rule needs is not known (for example an unresolved Output at preview)."""
+
+
+@dataclass(frozen=True)
+class Result:
+    """One thing a rule found on one subscription.
+
+    ``message`` is for people and never contains a secret value; ``evidence`` holds the facts the
+    verdict stands on (string keys and values), for reports and the audit's ``evidence`` column;
+    ``field`` names the input (snake_case, as in the component's args) the result is about.
+    """
+
+    status: Status
+    message: str
+    field: str | None = None
+    evidence: Mapping[str, str] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
+
+    @classmethod
+    def violation(cls, message: str, field: str | None = None, **evidence: str) -> Result:
+        """A definite violation."""
+        return cls(Status.VIOLATION, message, field, MappingProxyType(dict(evidence)))
+
+    @classmethod
+    def unknown(cls, message: str, field: str | None = None, **evidence: str) -> Result:
+        """The rule could not decide; ``message`` says which fact was missing."""
+        return cls(Status.UNKNOWN, message, field, MappingProxyType(dict(evidence)))
+
+
+Check = Callable[[SubscriptionFacts], Iterable[Result]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A rule: stable ``id`` (a public contract), one-line ``title``, default enforcement level,
+    remediation text, and the ``check`` function. The rationale is the docstring of the module
+    that defines the rule (see :attr:`description`).
+    """
+
+    id: str
+    title: str
+    default_level: EnforcementLevel
+    remediation: str
+    check: Check
+    severity: str = "high"
+    """Severity for reports (``low``, ``medium``, ``high``, ``critical``), as CrossGuard uses it."""
+
+    @property
+    def description(self) -> str:
+        """The rule's rationale: the docstring of the module its check function lives in."""
+        module = inspect.getmodule(self.check)
+        return inspect.cleandoc(module.__doc__ or self.title) if module else self.title
+
+    @property
+    def url(self) -> str:
+        """Documentation URL of the rule."""
+        return f"{DOCS_BASE_URL}#{self.id}"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A rule result bound to its rule, the resource it is about, and the enforcement level in force.
+
+    ``resource`` is whatever names the subscription at the enforcement point: a Pulumi URN, a
+    Cloud Asset Inventory asset name, or the component's resource name.
+    """
+
+    rule_id: str
+    level: EnforcementLevel
+    status: Status
+    resource: str
+    message: str
+    remediation: str
+    field: str | None = None
+    evidence: Mapping[str, str] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def is_violation(self) -> bool:
+        """True for a definite violation, False for an undecided (unknown) result."""
+        return self.status is Status.VIOLATION
+
+
+def evaluate_rules(
+    rules: Iterable[Rule],
+    facts: SubscriptionFacts,
+    levels: Mapping[str, EnforcementLevel] | None = None,
+) -> list[Finding]:
+    """Run ``rules`` over one subscription's facts and return the findings in rule order.
+
+    ``levels`` overrides a rule's default enforcement level by rule ID; rules at ``disabled`` are
+    not run. Never raises for any facts a :class:`SubscriptionFacts` can hold.
+    """
+    overrides = levels or {}
+    findings: list[Finding] = []
+    for rule in rules:
+        level = overrides.get(rule.id, rule.default_level)
+        if level is EnforcementLevel.DISABLED:
+            continue
+        for result in rule.check(facts):
+            findings.append(
+                Finding(
+                    rule_id=rule.id,
+                    level=level,
+                    status=result.status,
+                    resource=facts.resource,
+                    message=result.message,
+                    remediation=rule.remediation,
+                    field=result.field,
+                    evidence=result.evidence,
+                )
+            )
+    return findings

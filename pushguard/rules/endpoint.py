@@ -1,0 +1,216 @@
+"""Parsing and classifying push endpoint URLs: the one place that decides what a URL's host is.
+
+Bypasses of endpoint rules live in disagreements between parsers: ``https://x.a.run.app@evil.com``
+(userinfo), ``https://evil.com\\@x.a.run.app`` (backslash, which WHATWG parsers read as ``/``),
+``https://x.a.run.app%2eevil.com`` (encoded host), ``https://X.A.RUN.APP.`` (case, trailing dot),
+full-width or other Unicode lookalikes (IDNA maps them), ``https://0x7f.1`` (numeric hosts that some
+parsers read as IPv4). :func:`parse_endpoint` accepts only URLs on which RFC 3986
+(:mod:`urllib.parse`) and WHATWG parsers agree, and normalises the host with IDNA 2008 / UTS #46
+(the ``idna`` package); everything else is an :class:`EndpointError` with the reason.
+
+Facts (https://cloud.google.com/pubsub/docs/push, https://cloud.google.com/run/docs/triggering/https-request):
+a push endpoint is a publicly reachable HTTPS URL with a CA-signed certificate. Cloud Run default
+URLs are ``https://SERVICE-HASH-REGIONCODE.a.run.app`` and
+``https://[TAG---]SERVICE-PROJECT_NUMBER.REGION.run.app``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Literal
+from urllib.parse import SplitResult, urlsplit
+
+import idna
+
+MAX_ENDPOINT_LENGTH = 2048
+"""Longest endpoint accepted, in characters (no documented limit; bounds the work and the
+messages)."""
+
+_LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
+_NUMERIC_LABEL = re.compile(r"^(?:0x[0-9a-f]*|[0-9]+)$")
+_HASH_FORM = re.compile(r"^(?:[a-z0-9-]+---)?[a-z0-9](?:[a-z0-9-]*[a-z0-9])?-[a-z0-9]+-[a-z0-9]+$")
+_DETERMINISTIC_FORM = re.compile(
+    r"^(?:(?P<tag>[a-z0-9-]+)---)?(?P<service>[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)-(?P<number>[0-9]+)$"
+)
+_REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+$")
+_NON_PUBLIC_SUFFIXES = (".localhost", ".local", ".internal", ".localdomain", ".home.arpa")
+
+
+class EndpointError(ValueError):
+    """The endpoint is not a URL pushguard can classify safely; ``reason`` says why.
+
+    The reason never repeats the URL's query string or userinfo, which may carry secrets.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class PushEndpoint:
+    """A parsed, normalised endpoint.
+
+    ``host`` is lower-case ASCII (IDNA A-labels), without a trailing dot; for an IP literal it is
+    the address's canonical text and ``ip`` is set. ``port`` is ``None`` when the URL names none.
+    """
+
+    scheme: str
+    host: str
+    port: int | None
+    path: str
+    query: str
+    ip: ipaddress.IPv4Address | ipaddress.IPv6Address | None
+
+    @property
+    def effective_port(self) -> int:
+        """The port a client connects to (443 for https when none is given)."""
+        if self.port is not None:
+            return self.port
+        return 443 if self.scheme == "https" else 80
+
+    def redacted(self) -> str:
+        """The URL without query string, for messages (a query may carry a secret)."""
+        port = f":{self.port}" if self.port is not None else ""
+        host = f"[{self.host}]" if isinstance(self.ip, ipaddress.IPv6Address) else self.host
+        query = "?…" if self.query else ""
+        return f"{self.scheme}://{host}{port}{self.path}{query}"
+
+
+def _reject_characters(raw: str) -> None:
+    if len(raw) > MAX_ENDPOINT_LENGTH:
+        raise EndpointError(f"is longer than {MAX_ENDPOINT_LENGTH} characters")
+    for char in raw:
+        category = unicodedata.category(char)
+        if char.isspace() or category in ("Cc", "Cf", "Zs", "Zl", "Zp"):
+            raise EndpointError(
+                f"contains whitespace or a control character (U+{ord(char):04X}); "
+                "endpoints must not contain any"
+            )
+        if char == "\\":
+            raise EndpointError("contains a backslash, which URL parsers disagree on")
+
+
+def _split(raw: str) -> SplitResult:
+    try:
+        parts = urlsplit(raw)
+        _ = parts.port  # urlsplit validates the port lazily
+    except ValueError as error:
+        # The parser's message may quote the netloc, userinfo included: keep only safe ones.
+        detail = str(error) if "'" not in str(error) else "its host or port cannot be parsed"
+        raise EndpointError(f"is not a valid URL ({detail})") from None
+    if not parts.scheme:
+        raise EndpointError("is not an absolute URL (no scheme); use https://HOST/PATH")
+    if not parts.netloc:
+        raise EndpointError("has no host; use https://HOST/PATH")
+    if "@" in parts.netloc:
+        raise EndpointError("contains userinfo (user@host); credentials do not belong in a URL")
+    if "%" in parts.netloc:
+        raise EndpointError("has a percent-encoded host, which parsers decode differently")
+    return parts
+
+
+def _normalise_host(
+    hostname: str, bracketed: bool
+) -> tuple[str, ipaddress.IPv4Address | ipaddress.IPv6Address | None]:
+    if bracketed:
+        # urlsplit strips the brackets; what is inside them must be an IPv6 address.
+        try:
+            address = ipaddress.IPv6Address(hostname)
+        except ValueError:
+            raise EndpointError("has a bracketed host that is not an IPv6 address") from None
+        return str(address), address
+    host = hostname[:-1] if hostname.endswith(".") else hostname
+    if not host:
+        raise EndpointError("has an empty host")
+    try:
+        host = idna.encode(host, uts46=True).decode("ascii")
+        idna.decode(host)  # rejects invalid A-labels such as xn--zz
+    except (idna.IDNAError, UnicodeError) as error:
+        raise EndpointError(f"has a host that is not a valid domain name ({error})") from None
+    labels = host.split(".")
+    if _NUMERIC_LABEL.match(labels[-1]):
+        try:
+            address = ipaddress.IPv4Address(host)
+        except ValueError:
+            raise EndpointError(
+                "has a numeric host that is not a dotted-quad IPv4 address "
+                "(forms like 0x7f.1 or 2130706433 are read as addresses by some clients)"
+            ) from None
+        return str(address), address
+    for label in labels:
+        if not _LABEL.match(label):
+            raise EndpointError(
+                f"has a host label {label!r} that is not a valid DNS label "
+                "(letters, digits and inner hyphens, 1 to 63 characters)"
+            )
+    return host, None
+
+
+def parse_endpoint(raw: str) -> PushEndpoint:
+    """Parse and normalise a push endpoint URL.
+
+    Accepts any scheme (the scheme is checked by the ``push-endpoint-https`` rule) but rejects
+    what parsers disagree on: whitespace, control and format characters, backslashes, userinfo,
+    percent-encoded hosts, bad ports, invalid IDNA, non-DNS labels, ambiguous numeric hosts.
+
+    Raises:
+        EndpointError: with the reason, never echoing the query string or userinfo.
+    """
+    if not isinstance(raw, str):
+        raise EndpointError(f"is a {type(raw).__name__}, not a string")
+    _reject_characters(raw)
+    parts = _split(raw)
+    host, ip = _normalise_host(parts.hostname or "", "[" in parts.netloc)
+    return PushEndpoint(
+        scheme=parts.scheme.lower(),
+        host=host,
+        port=parts.port,
+        path=parts.path,
+        query=parts.query,
+        ip=ip,
+    )
+
+
+def non_public_reason(endpoint: PushEndpoint) -> str | None:
+    """Why the endpoint's host cannot be a publicly reachable address, or ``None``.
+
+    Covers private, loopback, link-local (including the metadata server 169.254.169.254),
+    reserved and other non-global IP literals, ``localhost`` and names under suffixes that only
+    resolve inside a network (``.internal``, ``.local``, ``.localhost``, ``.home.arpa``).
+    """
+    if endpoint.ip is not None:
+        return None if endpoint.ip.is_global else f"{endpoint.ip} is not a public address"
+    if endpoint.host == "localhost" or endpoint.host.endswith(_NON_PUBLIC_SUFFIXES):
+        return f"{endpoint.host} only resolves inside a private network"
+    return None
+
+
+CloudRunUrlForm = Literal["hash", "deterministic"]
+
+
+def cloud_run_default_url_form(endpoint: PushEndpoint) -> CloudRunUrlForm | None:
+    """Which Cloud Run default URL form the endpoint is, or ``None`` for any other URL.
+
+    ``hash``: one DNS label directly under ``a.run.app`` shaped ``[TAG---]SERVICE-HASH-REGIONCODE``.
+    ``deterministic``: ``[TAG---]SERVICE-PROJECT_NUMBER.REGION.run.app``. Both need ``https`` and the
+    default port. Only Google can serve names under ``run.app``, so the host's position under it is
+    what counts; the label shapes reject names Cloud Run never issues.
+    Source: https://cloud.google.com/run/docs/triggering/https-request#deterministic
+    """
+    if endpoint.scheme != "https" or endpoint.ip is not None or endpoint.effective_port != 443:
+        return None
+    labels = endpoint.host.split(".")
+    if len(labels) == 4 and labels[1:] == ["a", "run", "app"] and _HASH_FORM.match(labels[0]):
+        return "hash"
+    if (
+        len(labels) == 4
+        and labels[2:] == ["run", "app"]
+        and _REGION.match(labels[1])
+        and _DETERMINISTIC_FORM.match(labels[0])
+    ):
+        return "deterministic"
+    return None

@@ -1,0 +1,117 @@
+"""Plain facts about one push subscription and its surroundings: what every rule reads.
+
+Each enforcement point fills these models from its own world (component args, Pulumi wire
+properties, Cloud Asset Inventory rows); the rules never see anything else.
+
+Unknown versus absent: a field whose value is not known yet (an unresolved Pulumi Output at
+preview) is listed in :attr:`SubscriptionFacts.unknown` and holds ``None``; an absent value is
+``None`` and not listed. For the IAM facts, ``None`` means "not collected here" (the component does
+not look at IAM policies it did not write), while an empty tuple means "collected, and there is no
+grant".
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class IamGrant(_Frozen):
+    """One role granted to one member on one resource.
+
+    ``resource`` is where the grant is made, as a resource name: ``projects/my-proj``,
+    ``projects/my-proj/serviceAccounts/sa@my-proj.iam.gserviceaccount.com``, ``folders/123``,
+    ``organizations/456``, a topic, a subscription or a Cloud Run service. Grants made on an
+    ancestor are listed with the ancestor's name: they are inherited (IAM policy inheritance,
+    https://cloud.google.com/iam/docs/resource-hierarchy-access-control).
+    ``condition`` is the condition's title or expression for a conditional binding, which a rule
+    cannot prove holds; rules report such grants as such instead of counting them.
+    """
+
+    role: str
+    member: str
+    resource: str = ""
+    condition: str | None = None
+
+
+TargetKind = Literal["cloud-run", "cloud-function-v1", "external"]
+"""What serves the push endpoint. A 2nd-gen Cloud Function is a Cloud Run service underneath
+(``roles/run.invoker`` on that service), so it is ``cloud-run`` here."""
+
+
+class InvokerTarget(_Frozen):
+    """The service behind the push endpoint and the grants that are effective on it.
+
+    ``grants`` includes grants inherited from the target's project and ancestors; ``None`` means
+    the grants were not collected.
+    """
+
+    kind: TargetKind
+    name: str = ""
+    grants: tuple[IamGrant, ...] | None = None
+
+
+class SubscriptionFacts(_Frozen):
+    """Everything the rules know about one subscription.
+
+    ``resource`` names it in findings (a Pulumi URN, a CAI asset name, a component name).
+    Project identifiers are plain (``my-proj``, ``123456789012``), not ``projects/...``.
+    ``push_endpoint`` ``None`` or empty means a pull (or BigQuery / Cloud Storage) subscription: no
+    push rule applies to it, which is also how a paused push subscription looks
+    (https://cloud.google.com/pubsub/docs/push#stop_and_resume_push_delivery).
+    """
+
+    resource: str
+    project_id: str | None = None
+    project_number: str | None = None
+    push_endpoint: str | None = None
+    push_auth_account: str | None = None
+    """The OIDC token's service account email (``pushConfig.oidcToken.serviceAccountEmail``)."""
+    push_auth_account_project: str | None = None
+    """The push-auth account's project when its email is not known yet (an account created in the
+    same Pulumi stack). Project ID or number."""
+    audience: str | None = None
+    exactly_once_delivery: bool = False
+    dead_letter_topic: str | None = None
+    in_service_perimeter: bool = False
+    """The subscription's project is inside a VPC Service Controls service perimeter."""
+    push_auth_account_grants: tuple[IamGrant, ...] | None = None
+    """Grants effective on the push-auth account: on the account itself and inherited from its
+    project, folders and organization. ``None``: not collected."""
+    token_creator_known_granted: bool = False
+    """The service agent's token-creator grant is known to exist outside what was collected
+    (policy config ``tokenCreatorGrantedProjects``)."""
+    invoker_target: InvokerTarget | None = None
+    """The service behind the endpoint; ``None``: not known."""
+    dead_letter_topic_grants: tuple[IamGrant, ...] | None = None
+    subscription_grants: tuple[IamGrant, ...] | None = None
+    unknown: frozenset[str] = Field(default_factory=frozenset)
+    """Names of fields whose value is not known yet (see the module docstring)."""
+
+    def is_push(self) -> bool:
+        """True when the subscription pushes, or may push (its endpoint is not known yet)."""
+        return bool(self.push_endpoint) or "push_endpoint" in self.unknown
+
+    def service_agent_member(self) -> str | None:
+        """The IAM member of the project's Pub/Sub service agent, or ``None`` if the project
+        number is not known.
+
+        Source: https://cloud.google.com/pubsub/docs/push#configure_for_push_authentication
+        (``service-PROJECT_NUMBER@gcp-sa-pubsub.iam.gserviceaccount.com``).
+        """
+        if not self.project_number:
+            return None
+        return f"serviceAccount:{pubsub_service_agent_email(self.project_number)}"
+
+
+def pubsub_service_agent_email(project_number: str) -> str:
+    """The Pub/Sub service agent's email for a project number (digits, no ``projects/``).
+
+    Source: https://cloud.google.com/pubsub/docs/push#configure_for_push_authentication
+    """
+    return f"service-{project_number}@gcp-sa-pubsub.iam.gserviceaccount.com"

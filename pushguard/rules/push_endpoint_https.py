@@ -1,0 +1,64 @@
+"""A push endpoint must be a publicly reachable ``https://`` URL that every parser reads the same way.
+
+Pub/Sub delivers push messages only to HTTPS endpoints with a certificate signed by a certificate
+authority (https://cloud.google.com/pubsub/docs/push#properties_of_a_push_subscription). Plain
+``http://`` exposes message data and the OIDC bearer token on the wire. The check also rejects what
+lets a URL mean two things: userinfo (``https://trusted@evil.example``), backslashes,
+whitespace and control characters, percent-encoded hosts, invalid international names and numeric
+hosts that some clients read as IPv4 (``0x7f.1``); and hosts that cannot be publicly reachable
+(private, loopback and link-local addresses such as the metadata server, ``localhost``,
+``.internal``).
+
+Endpoints that start with a prefix in the policy config's ``exemptEndpointPrefixes`` (some
+Google-managed integrations use other schemes) are exempt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pushguard.rules.base import EnforcementLevel, Result, Rule
+from pushguard.rules.endpoint import EndpointError, non_public_reason, parse_endpoint
+from pushguard.rules.facts import SubscriptionFacts
+
+
+def check(facts: SubscriptionFacts) -> Iterator[Result]:
+    """Violation when the endpoint is not a well-formed, public ``https://`` URL."""
+    if "push_endpoint" in facts.unknown:
+        yield Result.unknown("the push endpoint is not known yet", "push_endpoint")
+        return
+    if not facts.push_endpoint:
+        return
+    try:
+        endpoint = parse_endpoint(facts.push_endpoint)
+    except EndpointError as error:
+        yield Result.violation(f"The push endpoint {error.reason}.", "push_endpoint")
+        return
+    if endpoint.scheme != "https":
+        yield Result.violation(
+            f"The push endpoint uses {endpoint.scheme}://; Pub/Sub push must use https://.",
+            "push_endpoint",
+            scheme=endpoint.scheme,
+            host=endpoint.host,
+        )
+        return
+    reason = non_public_reason(endpoint)
+    if reason:
+        yield Result.violation(
+            f"The push endpoint is not publicly reachable: {reason}.",
+            "push_endpoint",
+            host=endpoint.host,
+        )
+
+
+RULE = Rule(
+    id="push-endpoint-https",
+    title="Push endpoints are public https:// URLs",
+    default_level=EnforcementLevel.MANDATORY,
+    severity="critical",
+    remediation=(
+        "Use an absolute https:// URL with a public host name and a CA-signed certificate, "
+        "without user@ credentials, for example the Cloud Run service's run.app URL."
+    ),
+    check=check,
+)

@@ -1,0 +1,67 @@
+"""No shared secret in the push endpoint's query string.
+
+An old pattern verifies pushes with a secret query parameter (``?token=...``). The secret is then
+stored in the subscription's configuration, readable by everyone with ``pubsub.subscriptions.get``,
+written to request logs at the endpoint and at every proxy, and never rotated. OIDC authentication
+replaces it (https://cloud.google.com/pubsub/docs/authenticate-push-subscriptions). Parameter names
+are compared case-insensitively, ignoring ``-`` and ``_``; the value is never repeated in a message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from urllib.parse import parse_qsl
+
+from pushguard.rules.base import EnforcementLevel, Result, Rule
+from pushguard.rules.endpoint import EndpointError, parse_endpoint
+from pushguard.rules.facts import SubscriptionFacts
+
+SECRET_PARAMETER_NAMES = frozenset(
+    {
+        "token", "accesstoken", "authtoken", "idtoken", "bearer", "jwt",
+        "key", "apikey", "secret", "clientsecret", "sharedsecret", "webhooksecret",
+        "password", "passwd", "pwd", "pass", "auth", "authorization",
+        "sig", "signature", "credential", "credentials",
+    }
+)  # fmt: skip
+"""Normalised query parameter names that carry a shared secret."""
+
+
+def _normalise(name: str) -> str:
+    return name.lower().replace("-", "").replace("_", "")
+
+
+def check(facts: SubscriptionFacts) -> Iterator[Result]:
+    """Violation when a query parameter's name says it carries a secret."""
+    if not facts.push_endpoint or "push_endpoint" in facts.unknown:
+        return
+    try:
+        endpoint = parse_endpoint(facts.push_endpoint)
+    except EndpointError:
+        return  # push-endpoint-https reports a malformed endpoint
+    names = sorted(
+        {name for name, _ in parse_qsl(endpoint.query, keep_blank_values=True)}
+        if endpoint.query
+        else set()
+    )
+    secret_names = [name for name in names if _normalise(name) in SECRET_PARAMETER_NAMES]
+    if secret_names:
+        yield Result.violation(
+            f"The push endpoint carries a shared secret in its query string "
+            f"(parameter {', '.join(secret_names)}); use OIDC authentication instead.",
+            "push_endpoint",
+            parameters=",".join(secret_names),
+        )
+
+
+RULE = Rule(
+    id="push-no-query-token",
+    title="No shared-secret token in the push endpoint's query string",
+    default_level=EnforcementLevel.ADVISORY,
+    severity="medium",
+    remediation=(
+        "Remove the secret from the URL, rotate it, and authenticate pushes with OIDC: set a "
+        "push-auth service account and verify the token at the endpoint (pushguard.receiver)."
+    ),
+    check=check,
+)

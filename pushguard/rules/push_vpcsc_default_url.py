@@ -1,0 +1,67 @@
+"""Inside a VPC Service Controls perimeter, push only to a Cloud Run default ``run.app`` URL.
+
+For projects inside a service perimeter, new push subscriptions can only target Cloud Run services
+by their default URL; custom domains (and ``cloudfunctions.net`` URLs) do not work, and existing
+push subscriptions keep delivering but are not protected by the perimeter and cannot be updated
+(https://cloud.google.com/pubsub/docs/push#vpc-service-controls). Default URLs are the hash form
+``https://SERVICE-HASH-REGIONCODE.a.run.app`` and the deterministic form
+``https://[TAG---]SERVICE-PROJECT_NUMBER.REGION.run.app``
+(https://cloud.google.com/run/docs/triggering/https-request). The host is classified after IDNA and
+case normalisation, so lookalikes such as ``x.a.run.app.evil.example`` or ``evilrun.app`` fail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pushguard.rules.base import EnforcementLevel, Result, Rule
+from pushguard.rules.endpoint import EndpointError, cloud_run_default_url_form, parse_endpoint
+from pushguard.rules.facts import SubscriptionFacts
+
+
+def check(facts: SubscriptionFacts) -> Iterator[Result]:
+    """Violation when a perimeter project pushes to anything but a Cloud Run default URL."""
+    if not facts.is_push():
+        return
+    if "in_service_perimeter" in facts.unknown:
+        yield Result.unknown(
+            "whether the project is inside a service perimeter is not known yet",
+            "in_service_perimeter",
+        )
+        return
+    if not facts.in_service_perimeter:
+        return
+    if "push_endpoint" in facts.unknown:
+        yield Result.unknown("the push endpoint is not known yet", "push_endpoint")
+        return
+    try:
+        endpoint = parse_endpoint(facts.push_endpoint or "")
+    except EndpointError as error:
+        yield Result.violation(
+            f"The project is inside a service perimeter and the push endpoint {error.reason}; "
+            "only Cloud Run default run.app URLs work there.",
+            "push_endpoint",
+        )
+        return
+    if cloud_run_default_url_form(endpoint) is None:
+        yield Result.violation(
+            f"The project is inside a VPC Service Controls perimeter, where push endpoints must be "
+            f"Cloud Run default URLs (*.a.run.app or SERVICE-PROJECT_NUMBER.REGION.run.app); "
+            f"{endpoint.redacted()} is not one.",
+            "push_endpoint",
+            host=endpoint.host,
+        )
+
+
+RULE = Rule(
+    id="push-vpcsc-default-url",
+    title="Perimeter projects push only to Cloud Run default run.app URLs",
+    default_level=EnforcementLevel.MANDATORY,
+    severity="high",
+    remediation=(
+        "Use the Cloud Run service's default URL (its `uri` output, *.a.run.app or "
+        "SERVICE-PROJECT_NUMBER.REGION.run.app) as the push endpoint, not a custom domain, load "
+        "balancer or cloudfunctions.net URL. Keep the default URL enabled on the service."
+    ),
+    check=check,
+)
