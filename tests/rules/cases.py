@@ -1,0 +1,178 @@
+"""Pass and fail fixtures per rule, in the style of Checkov/KICS: each case names the rule it must
+(``fail``) or must not (``pass``) trigger, and the facts of one subscription."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pushguard.rules import IamGrant, InvokerTarget
+
+AGENT = "serviceAccount:service-123456789012@gcp-sa-pubsub.iam.gserviceaccount.com"
+PUSH_SA = "orders-push@acme-orders.iam.gserviceaccount.com"
+RUN_URL = "https://orders-3kq2x7ab9c-ew.a.run.app/push"
+
+BASE: dict[str, Any] = {
+    "resource": "projects/acme-orders/subscriptions/orders",
+    "project_id": "acme-orders",
+    "project_number": "123456789012",
+    "push_endpoint": RUN_URL,
+    "push_auth_account": PUSH_SA,
+    "audience": "orders-push",
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    rule: str
+    expect: str  # "pass" or "fail"
+    name: str
+    facts: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        return f"{self.rule}:{self.expect}:{self.name}"
+
+
+def case(rule: str, expect: str, name: str, **facts: Any) -> Case:
+    return Case(rule, expect, name, {**BASE, **facts})
+
+
+TOKEN = IamGrant(role="roles/iam.serviceAccountTokenCreator", member=AGENT, resource="sa")
+INVOKER = IamGrant(role="roles/run.invoker", member=f"serviceAccount:{PUSH_SA}", resource="run")
+
+CASES: list[Case] = [
+    # push-endpoint-https
+    case("push-endpoint-https", "pass", "cloud run default url"),
+    case("push-endpoint-https", "pass", "custom domain", push_endpoint="https://events.example.com/p"),
+    case("push-endpoint-https", "pass", "explicit 443", push_endpoint="https://events.example.com:443/"),
+    case("push-endpoint-https", "pass", "pull subscription", push_endpoint=None),
+    case("push-endpoint-https", "fail", "plain http", push_endpoint="http://events.example.com/p"),
+    case("push-endpoint-https", "fail", "upper-case HTTP", push_endpoint="HTTP://events.example.com/"),
+    case("push-endpoint-https", "fail", "userinfo", push_endpoint="https://u:p@events.example.com/"),
+    case("push-endpoint-https", "fail", "relative", push_endpoint="/push"),
+    case("push-endpoint-https", "fail", "no host", push_endpoint="https:///push"),
+    case("push-endpoint-https", "fail", "space", push_endpoint="https://events.example.com/a b"),
+    case("push-endpoint-https", "fail", "newline", push_endpoint="https://events.example.com/\n"),
+    case("push-endpoint-https", "fail", "metadata server", push_endpoint="https://169.254.169.254/"),
+    case("push-endpoint-https", "fail", "private address", push_endpoint="https://10.1.2.3/push"),
+    case("push-endpoint-https", "fail", "localhost", push_endpoint="https://localhost/push"),
+    case("push-endpoint-https", "fail", "internal name", push_endpoint="https://svc.corp.internal/"),
+    case("push-endpoint-https", "fail", "octal-ish host", push_endpoint="https://0x7f.1/"),
+    case("push-endpoint-https", "fail", "ftp", push_endpoint="ftp://events.example.com/"),
+    # push-auth-oidc
+    case("push-auth-oidc", "pass", "with account"),
+    case("push-auth-oidc", "pass", "account created in stack", push_auth_account=None,
+         push_auth_account_project="acme-orders"),
+    case("push-auth-oidc", "pass", "pull subscription", push_endpoint=None, push_auth_account=None),
+    case("push-auth-oidc", "fail", "no account", push_auth_account=None),
+    case("push-auth-oidc", "fail", "empty account", push_auth_account=""),
+    # push-sa-same-project
+    case("push-sa-same-project", "pass", "same project"),
+    case("push-sa-same-project", "pass", "case differs", push_auth_account=PUSH_SA.upper()),
+    case("push-sa-same-project", "pass", "compute default of same number",
+         push_auth_account="123456789012-compute@developer.gserviceaccount.com"),
+    case("push-sa-same-project", "pass", "domain-scoped project", project_id="example.com:orders",
+         push_auth_account="push@orders.example.com.iam.gserviceaccount.com"),
+    case("push-sa-same-project", "fail", "other project",
+         push_auth_account="orders-push@acme-shared.iam.gserviceaccount.com"),
+    case("push-sa-same-project", "fail", "compute default of other project",
+         push_auth_account="999999999999-compute@developer.gserviceaccount.com"),
+    case("push-sa-same-project", "fail", "user email", push_auth_account="alice@example.com"),
+    case("push-sa-same-project", "fail", "account created in other project", push_auth_account=None,
+         push_auth_account_project="acme-shared"),
+    case("push-sa-same-project", "fail", "lookalike domain",
+         push_auth_account="x@acme-orders.iam.gserviceaccount.com.evil.example"),
+    # push-vpcsc-default-url
+    case("push-vpcsc-default-url", "pass", "hash url in perimeter", in_service_perimeter=True),
+    case("push-vpcsc-default-url", "pass", "deterministic url in perimeter", in_service_perimeter=True,
+         push_endpoint="https://orders-123456789012.europe-west1.run.app/push"),
+    case("push-vpcsc-default-url", "pass", "tagged deterministic url", in_service_perimeter=True,
+         push_endpoint="https://blue---orders-123456789012.europe-west1.run.app/"),
+    case("push-vpcsc-default-url", "pass", "custom domain outside perimeter",
+         push_endpoint="https://events.example.com/"),
+    case("push-vpcsc-default-url", "fail", "custom domain", in_service_perimeter=True,
+         push_endpoint="https://events.example.com/"),
+    case("push-vpcsc-default-url", "fail", "cloudfunctions.net", in_service_perimeter=True,
+         push_endpoint="https://europe-west1-acme-orders.cloudfunctions.net/orders"),
+    case("push-vpcsc-default-url", "fail", "suffix lookalike", in_service_perimeter=True,
+         push_endpoint="https://orders-3kq2x7ab9c-ew.a.run.app.evil.example/"),
+    case("push-vpcsc-default-url", "fail", "no dot lookalike", in_service_perimeter=True,
+         push_endpoint="https://orders-3kq2x7ab9c-ewa.run.app/"),
+    case("push-vpcsc-default-url", "fail", "userinfo trick", in_service_perimeter=True,
+         push_endpoint="https://orders-3kq2x7ab9c-ew.a.run.app@evil.example/"),
+    case("push-vpcsc-default-url", "fail", "non-default port", in_service_perimeter=True,
+         push_endpoint="https://orders-3kq2x7ab9c-ew.a.run.app:8443/"),
+    case("push-vpcsc-default-url", "fail", "nested label", in_service_perimeter=True,
+         push_endpoint="https://x.orders-3kq2x7ab9c-ew.a.run.app/"),
+    case("push-vpcsc-default-url", "fail", "http default url", in_service_perimeter=True,
+         push_endpoint="http://orders-3kq2x7ab9c-ew.a.run.app/"),
+    # push-no-exactly-once
+    case("push-no-exactly-once", "pass", "off"),
+    case("push-no-exactly-once", "pass", "pull with exactly once", push_endpoint=None,
+         exactly_once_delivery=True),
+    case("push-no-exactly-once", "fail", "on", exactly_once_delivery=True),
+    # push-agent-token-creator
+    case("push-agent-token-creator", "pass", "grant on account", push_auth_account_grants=(TOKEN,)),
+    case("push-agent-token-creator", "pass", "openid token creator role", push_auth_account_grants=(
+        IamGrant(role="roles/iam.serviceAccountOpenIdTokenCreator", member=AGENT),)),
+    case("push-agent-token-creator", "pass", "known granted elsewhere", push_auth_account_grants=(),
+         token_creator_known_granted=True),
+    case("push-agent-token-creator", "fail", "no grant", push_auth_account_grants=()),
+    case("push-agent-token-creator", "fail", "other project's agent", push_auth_account_grants=(
+        IamGrant(role="roles/iam.serviceAccountTokenCreator",
+                 member="serviceAccount:service-1@gcp-sa-pubsub.iam.gserviceaccount.com"),)),
+    case("push-agent-token-creator", "fail", "only conditional", push_auth_account_grants=(
+        IamGrant(role="roles/iam.serviceAccountTokenCreator", member=AGENT, condition="expires"),)),
+    case("push-agent-token-creator", "fail", "owner is not enough", push_auth_account_grants=(
+        IamGrant(role="roles/owner", member=AGENT),)),
+    # push-invoker-binding
+    case("push-invoker-binding", "pass", "run invoker",
+         invoker_target=InvokerTarget(kind="cloud-run", name="orders", grants=(INVOKER,))),
+    case("push-invoker-binding", "pass", "function invoker", invoker_target=InvokerTarget(
+        kind="cloud-function-v1", grants=(IamGrant(role="roles/cloudfunctions.invoker",
+                                                   member=f"serviceAccount:{PUSH_SA}"),))),
+    case("push-invoker-binding", "pass", "external", invoker_target=InvokerTarget(kind="external")),
+    case("push-invoker-binding", "fail", "no grant",
+         invoker_target=InvokerTarget(kind="cloud-run", name="orders", grants=())),
+    case("push-invoker-binding", "fail", "wrong product role", invoker_target=InvokerTarget(
+        kind="cloud-run", grants=(IamGrant(role="roles/cloudfunctions.invoker",
+                                           member=f"serviceAccount:{PUSH_SA}"),))),
+    case("push-invoker-binding", "fail", "other account", invoker_target=InvokerTarget(
+        kind="cloud-run", grants=(IamGrant(role="roles/run.invoker",
+                                           member="serviceAccount:x@acme-orders.iam.gserviceaccount.com"),))),
+    # push-dead-letter-iam
+    case("push-dead-letter-iam", "pass", "both grants", dead_letter_topic="projects/acme-orders/topics/dlq",
+         dead_letter_topic_grants=(IamGrant(role="roles/pubsub.publisher", member=AGENT),),
+         subscription_grants=(IamGrant(role="roles/pubsub.subscriber", member=AGENT),)),
+    case("push-dead-letter-iam", "pass", "no dead letter"),
+    case("push-dead-letter-iam", "fail", "no publisher", dead_letter_topic="projects/acme-orders/topics/dlq",
+         dead_letter_topic_grants=(),
+         subscription_grants=(IamGrant(role="roles/pubsub.subscriber", member=AGENT),)),
+    case("push-dead-letter-iam", "fail", "no subscriber", dead_letter_topic="projects/acme-orders/topics/dlq",
+         dead_letter_topic_grants=(IamGrant(role="roles/pubsub.publisher", member=AGENT),),
+         subscription_grants=()),
+    # push-no-query-token
+    case("push-no-query-token", "pass", "no query"),
+    case("push-no-query-token", "pass", "harmless query", push_endpoint=f"{RUN_URL}?tenant=a&v=2"),
+    case("push-no-query-token", "fail", "token", push_endpoint=f"{RUN_URL}?token=s3cr3t"),
+    case("push-no-query-token", "fail", "api key spelled oddly", push_endpoint=f"{RUN_URL}?API-Key=x"),
+    case("push-no-query-token", "fail", "blank secret", push_endpoint=f"{RUN_URL}?secret="),
+    # push-audience-explicit
+    case("push-audience-explicit", "pass", "set"),
+    case("push-audience-explicit", "pass", "unauthenticated (push-auth-oidc reports)",
+         push_auth_account=None, audience=None),
+    case("push-audience-explicit", "fail", "missing", audience=None),
+    case("push-audience-explicit", "fail", "blank", audience="  "),
+    # push-sa-broad-grants
+    case("push-sa-broad-grants", "pass", "agent only", push_auth_account_grants=(TOKEN,)),
+    case("push-sa-broad-grants", "pass", "viewer to everyone", push_auth_account_grants=(
+        IamGrant(role="roles/iam.serviceAccountViewer", member="allUsers"),)),
+    case("push-sa-broad-grants", "fail", "token creator to allUsers", push_auth_account_grants=(
+        IamGrant(role="roles/iam.serviceAccountTokenCreator", member="allUsers"),)),
+    case("push-sa-broad-grants", "fail", "actAs to a domain", push_auth_account_grants=(
+        IamGrant(role="roles/iam.serviceAccountUser", member="domain:example.com",
+                 resource="projects/acme-orders"),)),
+    case("push-sa-broad-grants", "fail", "token creator to all authenticated", push_auth_account_grants=(
+        IamGrant(role="roles/iam.serviceAccountTokenCreator", member="allAuthenticatedUsers"),)),
+]

@@ -1,0 +1,83 @@
+"""Every rule against its pass and fail fixtures, and the rule set's public contract."""
+
+from __future__ import annotations
+
+import pytest
+
+from pushguard.rules import RULES, RULES_BY_ID, EnforcementLevel, Status, SubscriptionFacts, evaluate
+from tests.rules.cases import BASE, CASES, Case
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_rule_case(case: Case) -> None:
+    results = list(RULES_BY_ID[case.rule].check(SubscriptionFacts(**case.facts)))
+    violations = [r for r in results if r.status is Status.VIOLATION]
+    if case.expect == "fail":
+        assert violations, f"{case.rule} should fail: {case.name}"
+    else:
+        assert not violations, f"{case.rule} should pass: {case.name}: {violations}"
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.id)
+def test_every_rule_has_pass_and_fail_fixtures(rule) -> None:
+    expects = {c.expect for c in CASES if c.rule == rule.id}
+    assert expects == {"pass", "fail"}
+
+
+def test_rule_ids_and_levels_are_the_public_contract() -> None:
+    assert {r.id: r.default_level.value for r in RULES} == {
+        "push-endpoint-https": "mandatory",
+        "push-auth-oidc": "mandatory",
+        "push-sa-same-project": "mandatory",
+        "push-vpcsc-default-url": "mandatory",
+        "push-no-exactly-once": "mandatory",
+        "push-agent-token-creator": "advisory",
+        "push-invoker-binding": "advisory",
+        "push-dead-letter-iam": "advisory",
+        "push-no-query-token": "advisory",
+        "push-audience-explicit": "advisory",
+        "push-sa-broad-grants": "advisory",
+    }
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.id)
+def test_rule_is_documented(rule) -> None:
+    assert rule.title and not rule.title.endswith(".")
+    assert len(rule.description) > 200, "the module docstring is the rule's rationale"
+    assert rule.remediation
+
+
+def test_secret_query_value_never_appears_in_findings() -> None:
+    facts = SubscriptionFacts(**{**BASE, "push_endpoint": "http://h.example.com/p?token=hunter2"})
+    findings = evaluate(facts)
+    assert {f.rule_id for f in findings if f.is_violation} >= {"push-endpoint-https", "push-no-query-token"}
+    assert all("hunter2" not in f.message and "hunter2" not in str(dict(f.evidence)) for f in findings)
+
+
+def test_userinfo_password_never_appears_in_findings() -> None:
+    facts = SubscriptionFacts(**{**BASE, "push_endpoint": "https://bob:hunter2@h.example.com/"})
+    assert all("hunter2" not in f.message for f in evaluate(facts))
+
+
+def test_levels_override_and_disable() -> None:
+    facts = SubscriptionFacts(**{**BASE, "audience": None})
+    levels = {"push-audience-explicit": EnforcementLevel.MANDATORY}
+    [finding] = [f for f in evaluate(facts, levels) if f.rule_id == "push-audience-explicit"]
+    assert finding.level is EnforcementLevel.MANDATORY
+    disabled = {"push-audience-explicit": EnforcementLevel.DISABLED}
+    assert not [f for f in evaluate(facts, disabled) if f.rule_id == "push-audience-explicit"]
+
+
+def test_unknown_endpoint_is_undecided_not_passed() -> None:
+    facts = SubscriptionFacts(
+        **{**BASE, "push_endpoint": None, "in_service_perimeter": True},
+        unknown=frozenset({"push_endpoint"}),
+    )
+    statuses = {f.rule_id: f.status for f in evaluate(facts)}
+    assert statuses["push-endpoint-https"] is Status.UNKNOWN
+    assert statuses["push-vpcsc-default-url"] is Status.UNKNOWN
+
+
+def test_pull_subscription_has_no_findings() -> None:
+    facts = SubscriptionFacts(resource="s", push_endpoint=None, exactly_once_delivery=True)
+    assert evaluate(facts) == []
