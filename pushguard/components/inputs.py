@@ -17,6 +17,7 @@ from pushguard.components.spec import DEFERRED, PLAIN_FIELDS, is_deferred
 
 Path = tuple[str, ...]
 _NESTED = frozenset({"target", "dead_letter", "retry_policy"})
+_OMIT = object()
 
 
 def _contains_deferred(value: object) -> bool:
@@ -49,16 +50,19 @@ def split_inputs(
                 (dotted, "must be a plain value, known when the component is constructed, because "
                  "it decides which resources are created; it is a Pulumi Output here")
             )  # fmt: skip
-            return None
+            return _OMIT
         if key in _NESTED and not prefix and isinstance(value, Mapping):
-            return {k: walk(path, k, v) for k, v in value.items()}
+            inner = {k: walk(path, k, v) for k, v in value.items()}
+            return {k: v for k, v in inner.items() if v is not _OMIT}
         if _contains_deferred(value):
             deferred[path] = pulumi.Output.from_input(value)
             return DEFERRED
         return value
 
     for key, value in args.items():
-        substituted[key] = walk((), key, value)
+        walked = walk((), key, value)
+        if walked is not _OMIT:
+            substituted[key] = walked
     return substituted, deferred, problems
 
 

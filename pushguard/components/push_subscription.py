@@ -113,7 +113,7 @@ class PushSubscription(pulumi.ComponentResource):
         values: dict[str, Any] = dict(args)
         if "project" not in values:
             configured = pulumi.Config("gcp").get("project")
-            if configured is None:
+            if not configured:
                 raise PushSubscriptionInputError(
                     name, [("project", "is required: set the input or the gcp:project config")]
                 )
@@ -136,7 +136,15 @@ class PushSubscription(pulumi.ComponentResource):
         try:
             spec = validate_spec(name, values)
         except PushSubscriptionInputError as error:
-            raise PushSubscriptionInputError(name, [*problems, *error.problems]) from None
+            problems = [*problems, *error.problems]
+            # Check the rules on the inputs that did validate, so one error lists every problem.
+            failed = {field.split(".")[0] for field, _ in error.problems}
+            try:
+                rest = validate_spec(name, {k: v for k, v in values.items() if k not in failed})
+            except PushSubscriptionInputError:
+                raise PushSubscriptionInputError(name, problems) from None
+            _check_rules(name, rest, problems, warned)
+            raise PushSubscriptionInputError(name, problems) from None
         _check_rules(name, spec, problems, warned)
         if problems:
             raise PushSubscriptionInputError(name, problems)
