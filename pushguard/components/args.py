@@ -10,13 +10,13 @@ Each field's docstring is its schema description.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from enum import Enum
+from enum import StrEnum
 from typing import NotRequired, TypedDict
 
 import pulumi
 
 
-class TargetKind(str, Enum):
+class TargetKind(StrEnum):
     """What serves the push endpoint, which decides the invoker binding."""
 
     CLOUD_RUN = "cloud-run"
@@ -29,7 +29,7 @@ class TargetKind(str, Enum):
     """An endpoint outside Google Cloud: no invoker binding."""
 
 
-class TokenCreatorGrant(str, Enum):
+class TokenCreatorGrant(StrEnum):
     """Where the Pub/Sub service agent gets ``roles/iam.serviceAccountTokenCreator``."""
 
     SERVICE_ACCOUNT = "service-account"
@@ -107,7 +107,8 @@ class PushSubscriptionArgs(TypedDict):
     ack_deadline_seconds: NotRequired[pulumi.Input[int]]
     """Acknowledgement deadline, 10 to 600 seconds."""
     message_retention_duration: NotRequired[pulumi.Input[str]]
-    """How long unacknowledged messages are kept, ``"600s"`` to ``"2678400s"`` (10 min to 31 days)."""
+    """How long unacknowledged messages are kept, ``"600s"`` to ``"2678400s"`` (10 min to 31
+    days)."""
     retain_acked_messages: NotRequired[pulumi.Input[bool]]
     """Keep acknowledged messages for the retention duration (for seek)."""
     expiration_ttl: NotRequired[pulumi.Input[str]]

@@ -1,9 +1,10 @@
 """Separating known input values from Pulumi Outputs, and putting resolved values back.
 
 ``split_inputs`` walks the component's args (nested dicts for ``target``, ``dead_letter`` and
-``retry_policy``) and replaces every Output or awaitable by :data:`~pushguard.components.spec.DEFERRED`,
-remembering where it stood; ``merge_resolved`` puts the resolved values back for the second
-validation. Inputs that decide which resources exist must be plain, and say so when they are not.
+``retry_policy``) and replaces every Output or awaitable by
+:data:`~pushguard.components.spec.DEFERRED`, remembering where it stood; ``merge_resolved`` puts
+the resolved values back for the second validation. Inputs that decide which resources exist must
+be plain, and say so when they are not.
 """
 
 from __future__ import annotations
@@ -68,7 +69,9 @@ def split_inputs(
 
 def merge_resolved(substituted: Mapping[str, Any], resolved: Mapping[Path, Any]) -> dict[str, Any]:
     """``substituted`` with each deferred path replaced by its resolved value."""
-    merged: dict[str, Any] = {k: dict(v) if isinstance(v, Mapping) else v for k, v in substituted.items()}
+    merged: dict[str, Any] = {
+        k: dict(v) if isinstance(v, Mapping) else v for k, v in substituted.items()
+    }
     for path, value in resolved.items():
         target = merged
         for part in path[:-1]:

@@ -66,11 +66,12 @@ class PushSubscription(pulumi.ComponentResource):
     """A Pub/Sub push subscription with its push-auth service account, the Pub/Sub service agent's
     token-creator grant, the invoker binding on the target and the dead-letter permissions.
 
-    Every known input is validated (pydantic, then the rule set's input rules) before any resource is
-    registered: bad inputs raise one :class:`~pushguard.components.spec.PushSubscriptionInputError`
-    naming every bad field and leave no resource behind. Inputs that are Outputs are validated when
-    they resolve; the subscription receives only validated values, so it is never created with a bad
-    one (child resources registered before that, such as the service account, may exist).
+    Every known input is validated (pydantic, then the rule set's input rules) before any resource
+    is registered: bad inputs raise one
+    :class:`~pushguard.components.spec.PushSubscriptionInputError` naming every bad field and leave
+    no resource behind. Inputs that are Outputs are validated when they resolve; the subscription
+    receives only validated values, so it is never created with a bad one (child resources
+    registered before that, such as the service account, may exist).
 
     Children (all IAM is additive ``*IAMMember``, never an authoritative binding or policy):
     ``gcp.serviceaccount.Account`` (unless an existing account is given), the token-creator grant
@@ -165,7 +166,9 @@ class PushSubscription(pulumi.ComponentResource):
             return True
 
         # The gate carries no data, only success, so its secretness must not spread to every input.
-        gate = pulumi.Output.unsecret(pulumi.Output.all(*deferred.values()).apply(validate_resolved))
+        gate = pulumi.Output.unsecret(
+            pulumi.Output.all(*deferred.values()).apply(validate_resolved)
+        )
         return {
             path: pulumi.Output.all(value, gate).apply(lambda pair: pair[0])
             for path, value in deferred.items()
@@ -321,9 +324,11 @@ class PushSubscription(pulumi.ComponentResource):
             ).id
         else:
             topic = pulumi.Output.all(project, given).apply(
-                lambda pair: pair[1]
-                if pair[1].startswith("projects/")
-                else f"projects/{pair[0]}/topics/{pair[1]}"
+                lambda pair: (
+                    pair[1]
+                    if pair[1].startswith("projects/")
+                    else f"projects/{pair[0]}/topics/{pair[1]}"
+                )
             )
         publisher = gcp.pubsub.TopicIAMMember(
             f"{self._name}-dead-letter-publisher",

@@ -3,8 +3,8 @@
 The component validates twice with the same model. At construction, values that are Pulumi Outputs
 (or other awaitables) are replaced by :data:`DEFERRED`, which every field accepts as it is, and all
 known values are checked: a bad one raises :class:`PushSubscriptionInputError` before any resource
-exists. When the deferred values resolve, the whole spec is validated again and the subscription only
-receives validated values.
+exists. When the deferred values resolve, the whole spec is validated again and the subscription
+only receives validated values.
 
 API limits (https://cloud.google.com/pubsub/docs/reference/rest/v1/projects.subscriptions,
 https://cloud.google.com/pubsub/docs/handling-failures): ack deadline 10 to 600 s; message retention
@@ -219,6 +219,15 @@ def _labels(labels: dict[str, Any]) -> dict[str, Any]:
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
 
+    def known(self, field: str) -> Any:
+        """The field's value, or ``None`` if it is deferred."""
+        value = getattr(self, field)
+        return None if value is DEFERRED else value
+
+    def is_deferred(self, field: str) -> bool:
+        """True if the field's value is not known yet."""
+        return getattr(self, field) is DEFERRED
+
 
 class TargetSpec(_Strict):
     """Validated :class:`~pushguard.components.args.PushTargetArgs`."""
@@ -258,9 +267,9 @@ class RetryPolicySpec(_Strict):
     @model_validator(mode="after")
     def _ordered(self) -> RetryPolicySpec:
         low, high = self.minimum_backoff, self.maximum_backoff
-        if isinstance(low, str) and isinstance(high, str):
-            if duration_seconds(low) > duration_seconds(high):
-                raise ValueError(f"minimum_backoff: {low} must not exceed maximum_backoff ({high})")
+        both_known = isinstance(low, str) and isinstance(high, str)
+        if both_known and duration_seconds(str(low)) > duration_seconds(str(high)):
+            raise ValueError(f"minimum_backoff: {low} must not exceed maximum_backoff ({high})")
         return self
 
 
@@ -268,14 +277,17 @@ StrMap = Annotated[dict[str, Annotated[str, AllowDeferred]], AllowDeferred]
 
 
 class PushSubscriptionSpec(_Strict):
-    """Validated :class:`~pushguard.components.args.PushSubscriptionArgs` (``project`` filled in)."""
+    """Validated :class:`~pushguard.components.args.PushSubscriptionArgs`, ``project`` filled in."""
 
     topic: Annotated[str, AfterValidator(_topic_ref), AllowDeferred]
     push_endpoint: Annotated[str, Field(min_length=1), AllowDeferred]
     target: TargetSpec
     project: Annotated[str, _PROJECT_ID, AllowDeferred]
     project_number: Annotated[str, _PROJECT_NUMBER, AllowDeferred] | None = None
-    subscription_name: Annotated[str, AfterValidator(lambda v: check_pubsub_id("subscription", v)), AllowDeferred] | None = None
+    subscription_name: (
+        Annotated[str, AfterValidator(lambda v: check_pubsub_id("subscription", v)), AllowDeferred]
+        | None
+    ) = None
     push_auth_service_account_email: Annotated[str, _SA_EMAIL, AllowDeferred] | None = None
     push_auth_account_id: Annotated[str, _ACCOUNT_ID, AllowDeferred] | None = None
     audience: Annotated[str, Field(min_length=1), AllowDeferred] | None = None
@@ -285,9 +297,9 @@ class PushSubscriptionSpec(_Strict):
     ack_deadline_seconds: (
         Annotated[int, Field(strict=True), _int_between(10, 600, " seconds"), AllowDeferred] | None
     ) = None
-    message_retention_duration: Annotated[str, _duration_between(600, 2678400), AllowDeferred] | None = (
-        None
-    )
+    message_retention_duration: (
+        Annotated[str, _duration_between(600, 2678400), AllowDeferred] | None
+    ) = None
     retain_acked_messages: Annotated[bool, Field(strict=True), AllowDeferred] | None = None
     expiration_ttl: Annotated[str, AllowDeferred] | None = None
     filter: Annotated[str, Field(max_length=256), AllowDeferred] | None = None
@@ -317,13 +329,10 @@ class PushSubscriptionSpec(_Strict):
             except ValueError as error:
                 raise ValueError(f"expiration_ttl: {error}") from None
             if too_short:
-                raise ValueError(f"expiration_ttl: must be '' (never) or at least 86400s, not {ttl}")
+                raise ValueError(
+                    f"expiration_ttl: must be '' (never) or at least 86400s, not {ttl}"
+                )
         return self
-
-    def known(self, field: str) -> Any:
-        """The field's value, or ``None`` if it is deferred."""
-        value = getattr(self, field)
-        return None if value is DEFERRED else value
 
 
 def _field_path(location: tuple[int | str, ...]) -> str:
@@ -344,7 +353,11 @@ def _problem(error: Mapping[str, Any]) -> tuple[str, str]:
         return path, "is required"
     value = error.get("input")
     sensitive = bool(location) and str(location[0]) in SENSITIVE_FIELDS
-    if error.get("type") != "value_error" and isinstance(value, bool | int | float) and not sensitive:
+    if (
+        error.get("type") != "value_error"
+        and isinstance(value, bool | int | float)
+        and not sensitive
+    ):
         message = f"{message} (got {value!r})"
     return path, message
 

@@ -1,1 +1,4 @@
-"""Offline preview: mock runtime, recorded resource graph (the CLI and Analyzer client come later)."""
+"""Offline preview: the mock runtime and the recorded resource graph.
+
+The ``pushguard preview`` command and the Analyzer-protocol client build on these.
+"""

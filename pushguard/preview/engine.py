@@ -1,6 +1,6 @@
 """Running a Pulumi program under the mock runtime and recording the resource graph it declares.
 
-:class:`RecordingMonitor` sees every ``RegisterResource`` request exactly as the Pulumi engine would:
+:class:`RecordingMonitor` sees every ``RegisterResource`` request as the Pulumi engine would:
 type, name, parent, provider, wire-form inputs, dependencies, property dependencies and the
 resource options that change how the engine plans (``replaceOnChanges``, ``deleteBeforeReplace``).
 """
@@ -50,7 +50,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         """Record the request, then answer as the mock monitor does."""
-        response = super().RegisterResource(request)
+        response = super().RegisterResource(request)  # type: ignore[no-untyped-call]
         if request.type != "pulumi:pulumi:Stack":
             self.records.append(
                 ResourceRecord(
@@ -127,7 +127,7 @@ def run_program_capturing(
     config: Mapping[str, str] | None = None,
     preview: bool = True,
 ) -> tuple[ProgramRun, BaseException | None]:
-    """Like :func:`run_program`, but returns ``(graph so far, error or None)`` instead of raising."""
+    """Like :func:`run_program`, but returns ``(graph so far, error or None)``, never raising."""
     pulumi_settings.reset_options()
     pulumi.runtime.set_all_config(dict(config or {}), [])
     monitor = RecordingMonitor(mocks)
@@ -135,6 +135,6 @@ def run_program_capturing(
     error: BaseException | None = None
     try:
         _sync_await(run_pulumi_func(program))
-    except Exception as exc:  # noqa: BLE001 - handed to the caller
+    except Exception as exc:
         error = exc
     return ProgramRun(records=list(monitor.records)), error

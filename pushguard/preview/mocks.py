@@ -37,7 +37,9 @@ class GcpMocks(pulumi.runtime.Mocks):
     ``getProject`` and for resources that embed a number.
     """
 
-    def __init__(self, project: str | None = None, project_numbers: Mapping[str, str] | None = None):
+    def __init__(
+        self, project: str | None = None, project_numbers: Mapping[str, str] | None = None
+    ):
         self.project = project
         self.project_numbers = dict(project_numbers or {})
         self._builders: dict[str, Callable[[str, State, str], tuple[str, State]]] = {

@@ -8,9 +8,9 @@ CrossGuard pack, offline preview, Spark audit) turns results into its own kind o
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable, Iterable, Mapping
-import dataclasses
 from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
@@ -98,7 +98,7 @@ class Rule:
 
 @dataclass(frozen=True)
 class Finding:
-    """A rule result bound to its rule, the resource it is about, and the enforcement level in force.
+    """A rule result bound to its rule, the resource it is about and the enforcement level in force.
 
     ``resource`` is whatever names the subscription at the enforcement point: a Pulumi URN, a
     Cloud Asset Inventory asset name, or the component's resource name.

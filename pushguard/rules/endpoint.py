@@ -119,10 +119,10 @@ def _normalise_host(
     if bracketed:
         # urlsplit strips the brackets; what is inside them must be an IPv6 address.
         try:
-            address = ipaddress.IPv6Address(hostname)
+            v6 = ipaddress.IPv6Address(hostname)
         except ValueError:
             raise EndpointError("has a bracketed host that is not an IPv6 address") from None
-        return str(address), address
+        return str(v6), v6
     host = hostname[:-1] if hostname.endswith(".") else hostname
     if not host:
         raise EndpointError("has an empty host")
@@ -195,10 +195,11 @@ CloudRunUrlForm = Literal["hash", "deterministic"]
 def cloud_run_default_url_form(endpoint: PushEndpoint) -> CloudRunUrlForm | None:
     """Which Cloud Run default URL form the endpoint is, or ``None`` for any other URL.
 
-    ``hash``: one DNS label directly under ``a.run.app`` shaped ``[TAG---]SERVICE-HASH-REGIONCODE``.
-    ``deterministic``: ``[TAG---]SERVICE-PROJECT_NUMBER.REGION.run.app``. Both need ``https`` and the
-    default port. Only Google can serve names under ``run.app``, so the host's position under it is
-    what counts; the label shapes reject names Cloud Run never issues.
+    ``hash``: one DNS label directly under ``a.run.app`` shaped
+    ``[TAG---]SERVICE-HASH-REGIONCODE``. ``deterministic``:
+    ``[TAG---]SERVICE-PROJECT_NUMBER.REGION.run.app``. Both need ``https`` and the default port.
+    Only Google can serve names under ``run.app``, so the host's position under it is what counts;
+    the label shapes reject names Cloud Run never issues.
     Source: https://cloud.google.com/run/docs/triggering/https-request#deterministic
     """
     if endpoint.scheme != "https" or endpoint.ip is not None or endpoint.effective_port != 443:

@@ -33,7 +33,9 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
         )
         return
     if facts.push_auth_account_grants is None:
-        yield Result.unknown("the push-auth account's IAM grants were not collected", "push_auth_account")
+        yield Result.unknown(
+            "the push-auth account's IAM grants were not collected", "push_auth_account"
+        )
         return
     match = find_grants(facts.push_auth_account_grants, agent, TOKEN_CREATOR_ROLES)
     if match.granted:

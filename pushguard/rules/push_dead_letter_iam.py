@@ -16,7 +16,11 @@ from pushguard.rules.facts import IamGrant, SubscriptionFacts
 from pushguard.rules.iam import PUBLISHER_ROLES, SUBSCRIBER_ROLES, find_grants
 
 _NEEDS: tuple[tuple[str, str, frozenset[str]], ...] = (
-    ("dead_letter_topic_grants", "roles/pubsub.publisher on the dead-letter topic", PUBLISHER_ROLES),
+    (
+        "dead_letter_topic_grants",
+        "roles/pubsub.publisher on the dead-letter topic",
+        PUBLISHER_ROLES,
+    ),
     ("subscription_grants", "roles/pubsub.subscriber on the subscription", SUBSCRIBER_ROLES),
 )
 

@@ -1,4 +1,4 @@
-"""A push endpoint must be a publicly reachable ``https://`` URL that every parser reads the same way.
+"""A push endpoint is a publicly reachable ``https://`` URL that every parser reads the same way.
 
 Pub/Sub delivers push messages only to HTTPS endpoints with a certificate signed by a certificate
 authority (https://cloud.google.com/pubsub/docs/push#properties_of_a_push_subscription). Plain

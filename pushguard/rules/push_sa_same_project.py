@@ -17,7 +17,7 @@ from pushguard.rules.facts import SubscriptionFacts
 from pushguard.rules.iam import AccountProject, service_account_project
 
 
-def _account_project(facts: SubscriptionFacts) -> AccountProject | None | str:
+def _account_project(facts: SubscriptionFacts) -> AccountProject | str | None:
     """The account's project, ``None`` if the email is not a service account's, or a string
     explaining what is not known."""
     if facts.push_auth_account:
@@ -34,7 +34,9 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
         return
     if not facts.push_auth_account and not facts.push_auth_account_project:
         if "push_auth_account" in facts.unknown:
-            yield Result.unknown("the push-auth service account is not known yet", "push_auth_account")
+            yield Result.unknown(
+                "the push-auth service account is not known yet", "push_auth_account"
+            )
         return  # push-auth-oidc reports a missing account
     account = _account_project(facts)
     if isinstance(account, str):
@@ -48,10 +50,11 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
             push_auth_account=facts.push_auth_account or "",
         )
         return
+    ours: str | None
     if account.project_id is not None:
         ours, theirs, kind = facts.project_id, account.project_id, "ID"
     else:
-        ours, theirs, kind = facts.project_number, account.project_number, "number"
+        ours, theirs, kind = facts.project_number, account.project_number or "", "number"
     if not ours:
         yield Result.unknown(
             f"the subscription's project {kind} is not known, so the push-auth account's project "
@@ -59,14 +62,14 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
             "push_auth_account",
         )
         return
-    if ours.lower() != (theirs or "").lower():
+    if ours.lower() != theirs.lower():
         who = f" {facts.push_auth_account}" if facts.push_auth_account else ""
         yield Result.violation(
             f"The push-auth service account{who} belongs to project {theirs}, not to the "
             f"subscription's project {ours}.",
             "push_auth_account",
             push_auth_account=facts.push_auth_account or "",
-            account_project=theirs or "",
+            account_project=theirs,
             subscription_project=ours,
         )
 

@@ -1,0 +1,47 @@
+"""The README's examples run, and the generated rule reference is current."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+from pushguard.cli import rules_markdown
+from pushguard.components import TYPE_TOKEN
+from pushguard.rules import RULES
+from tests.helpers import run
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+EXAMPLES = re.findall(r"```python\n(.*?)```", README, flags=re.S)
+
+
+def test_readme_has_examples() -> None:
+    assert len(EXAMPLES) >= 2
+
+
+@pytest.mark.parametrize("code", EXAMPLES, ids=lambda c: c.splitlines()[-1][:40])
+def test_readme_example_runs_under_the_mock_runtime(code: str) -> None:
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        graph = run(lambda: exec(compile(code, "README.md", "exec"), {}))
+    expected = re.findall(r"^    # (  - .*|PushSubscription .*)$", code, flags=re.M)
+    if expected:  # an example that documents its output must print exactly that
+        assert printed.getvalue().splitlines() == expected
+        assert graph.records == []
+    else:
+        assert graph.by_type(TYPE_TOKEN)
+
+
+def test_docs_rules_md_is_generated_from_the_rules() -> None:
+    assert (ROOT / "docs" / "rules.md").read_text(encoding="utf-8") == rules_markdown(), (
+        "docs/rules.md is stale: run `pushguard rules --format markdown > docs/rules.md`"
+    )
+
+
+def test_readme_lists_every_rule_with_its_level() -> None:
+    for rule in RULES:
+        assert f"| `{rule.id}` | {rule.default_level.value} |" in README
