@@ -7,8 +7,6 @@ they decide which child resources exist, so they must be known when the componen
 Each field's docstring is its schema description.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import NotRequired, TypedDict

@@ -46,13 +46,14 @@ def split_inputs(
     def walk(prefix: Path, key: str, value: Any) -> Any:
         path = (*prefix, key)
         dotted = ".".join(path)
-        if dotted in PLAIN_FIELDS and _contains_deferred(value):
+        nested = key in _NESTED and not prefix
+        if dotted in PLAIN_FIELDS and (is_deferred(value) if nested else _contains_deferred(value)):
             problems.append(
                 (dotted, "must be a plain value, known when the component is constructed, because "
                  "it decides which resources are created; it is a Pulumi Output here")
             )  # fmt: skip
             return _OMIT
-        if key in _NESTED and not prefix and isinstance(value, Mapping):
+        if nested and isinstance(value, Mapping):
             inner = {k: walk(path, k, v) for k, v in value.items()}
             return {k: v for k, v in inner.items() if v is not _OMIT}
         if _contains_deferred(value):

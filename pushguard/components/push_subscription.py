@@ -1,7 +1,5 @@
 """``PushSubscription``: a Pub/Sub push subscription with everything around it wired correctly."""
 
-from __future__ import annotations
-
 import hashlib
 import re
 from collections.abc import Mapping
@@ -137,7 +135,8 @@ class PushSubscription(pulumi.ComponentResource):
         try:
             spec = validate_spec(name, values)
         except PushSubscriptionInputError as error:
-            problems = [*problems, *error.problems]
+            reported = {field for field, _ in problems}
+            problems = [*problems, *(p for p in error.problems if p[0] not in reported)]
             # Check the rules on the inputs that did validate, so one error lists every problem.
             failed = {field.split(".")[0] for field, _ in error.problems}
             try:

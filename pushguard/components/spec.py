@@ -58,7 +58,9 @@ DEFERRED: Final = _Deferred()
 
 PLAIN_FIELDS: Final = frozenset(
     {
+        "target",
         "target.kind",
+        "retry_policy",
         "token_creator_grant",
         "deployers",
         "in_service_perimeter",
@@ -67,7 +69,9 @@ PLAIN_FIELDS: Final = frozenset(
         "no_wrapper",
     }
 )
-"""Inputs that decide which resources exist, so they cannot be Outputs."""
+"""Inputs that decide which resources exist, so they cannot be Outputs. For the nested objects
+(``target``, ``dead_letter``, ``retry_policy``) the object itself must be plain; its fields may be
+Outputs unless listed here too."""
 
 SENSITIVE_FIELDS: Final = frozenset({"push_endpoint", "audience", "attributes", "labels", "filter"})
 """Inputs whose values are never repeated in an error message (they may carry secrets)."""

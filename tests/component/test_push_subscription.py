@@ -330,3 +330,27 @@ def test_advisory_violation_warns_but_builds(caplog) -> None:
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any("push-no-query-token" in w for w in warnings)
     assert all("abc123" not in w for w in warnings)
+
+
+def test_fields_of_nested_objects_may_be_outputs() -> None:
+    graph = run(program(
+        dead_letter={"topic": pulumi.Output.from_input("orders-dlq"),
+                     "max_delivery_attempts": pulumi.Output.from_input(9)},
+        retry_policy={"minimum_backoff": pulumi.Output.from_input("5s")},
+        target={"kind": "cloud-run", "name": pulumi.Output.from_input("orders"),
+                "location": "europe-west1"},
+    ))
+    sub = graph.one(SUB).inputs
+    assert sub["deadLetterPolicy"] == {
+        "deadLetterTopic": f"projects/{PROJECT}/topics/orders-dlq", "maxDeliveryAttempts": 9}
+    assert sub["retryPolicy"] == {"minimumBackoff": "5s"}
+    assert graph.one(RUN_MEMBER).inputs["name"] == "orders"
+
+
+@pytest.mark.parametrize("field", ["dead_letter", "retry_policy", "target"])
+def test_nested_objects_themselves_must_be_plain(field) -> None:
+    value = pulumi.Output.from_input({"kind": "external"} if field == "target" else {})
+    graph, error = run_failing(lambda: PushSubscription("orders", args(**{field: value})))
+    assert isinstance(error, PushSubscriptionInputError)
+    assert "must be a plain value" in dict(error.problems)[field]
+    assert graph.records == []
