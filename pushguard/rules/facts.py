@@ -97,6 +97,11 @@ class SubscriptionFacts(_Frozen):
         """True when the subscription pushes, or may push (its endpoint is not known yet)."""
         return bool(self.push_endpoint) or "push_endpoint" in self.unknown
 
+    def has_push_auth_account(self) -> bool:
+        """True when a push-auth service account is set: by email, or by project for an account
+        whose email is not known yet."""
+        return bool(self.push_auth_account or self.push_auth_account_project)
+
     def service_agent_member(self) -> str | None:
         """The IAM member of the project's Pub/Sub service agent, or ``None`` if the project
         number is not known.

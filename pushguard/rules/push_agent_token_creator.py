@@ -23,7 +23,7 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
     """Violation when no unconditional token-creator grant to the service agent is found."""
     if not facts.is_push() or facts.token_creator_known_granted:
         return
-    if not (facts.push_auth_account or facts.push_auth_account_project):
+    if not facts.has_push_auth_account():
         return  # push-auth-oidc reports it
     agent = facts.service_agent_member()
     if agent is None:

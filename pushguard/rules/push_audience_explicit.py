@@ -18,7 +18,7 @@ from pushguard.rules.facts import SubscriptionFacts
 
 def check(facts: SubscriptionFacts) -> Iterator[Result]:
     """Violation when an authenticated push subscription has no explicit audience."""
-    if not facts.is_push() or not (facts.push_auth_account or facts.push_auth_account_project):
+    if not facts.is_push() or not facts.has_push_auth_account():
         return
     if "audience" in facts.unknown:
         return  # a value that is not known yet is still an explicit value

@@ -19,7 +19,7 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
     """Violation when a push subscription has no push-auth service account."""
     if not facts.is_push():
         return
-    if facts.push_auth_account or facts.push_auth_account_project:
+    if facts.has_push_auth_account():
         return
     if "push_auth_account" in facts.unknown:
         yield Result.unknown("the push-auth service account is not known yet", "push_auth_account")

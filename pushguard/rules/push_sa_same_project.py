@@ -32,7 +32,7 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
     """Violation when the push-auth account's project differs from the subscription's."""
     if not facts.is_push():
         return
-    if not facts.push_auth_account and not facts.push_auth_account_project:
+    if not facts.has_push_auth_account():
         if "push_auth_account" in facts.unknown:
             yield Result.unknown(
                 "the push-auth service account is not known yet", "push_auth_account"
