@@ -42,13 +42,6 @@ from pushguard.components.args import TargetKind, TokenCreatorGrant
 class _Deferred:
     """A value that is a Pulumi Output or awaitable, not known at construction."""
 
-    _instance: _Deferred | None = None
-
-    def __new__(cls) -> _Deferred:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
     def __repr__(self) -> str:
         return "<deferred>"
 
@@ -221,7 +214,7 @@ def _labels(labels: dict[str, Any]) -> dict[str, Any]:
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     def known(self, field: str) -> Any:
         """The field's value, or ``None`` if it is deferred."""
