@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pushguard.cli import rules_markdown
+from pushguard.rules.docs import rules_markdown
 from pushguard.components import TYPE_TOKEN
 from pushguard.rules import RULES
 from tests.helpers import run

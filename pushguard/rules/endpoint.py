@@ -73,11 +73,12 @@ class PushEndpoint:
         return 443 if self.scheme == "https" else 80
 
     def redacted(self) -> str:
-        """The URL without query string, for messages (a query may carry a secret)."""
+        """Scheme, host and port only, for messages: a webhook's path or query string often
+        carries a secret (``/services/T0/B0/XXXX``, ``?token=...``)."""
         port = f":{self.port}" if self.port is not None else ""
         host = f"[{self.host}]" if isinstance(self.ip, ipaddress.IPv6Address) else self.host
-        query = "?…" if self.query else ""
-        return f"{self.scheme}://{host}{port}{self.path}{query}"
+        rest = "/…" if self.path not in ("", "/") or self.query else ""
+        return f"{self.scheme}://{host}{port}{rest}"
 
 
 def _reject_characters(raw: str) -> None:

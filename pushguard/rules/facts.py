@@ -70,6 +70,14 @@ class SubscriptionFacts(_Frozen):
     project_id: str | None = None
     project_number: str | None = None
     push_endpoint: str | None = None
+    push_endpoint_source: Literal["cloud-run", "cloud-function"] | None = None
+    """Set when the endpoint is not known yet but is computed from one service in the same
+    deployment: a Cloud Run service (its default URL, ``uri``) or a Cloud Function (its
+    ``cloudfunctions.net`` or ``run.app`` URL). Both are ``https://`` URLs Google issues; the
+    rules presume the endpoint is that URL, perhaps with a path, until the real value is known."""
+    exempt_endpoint_prefixes: tuple[str, ...] = ()
+    """Endpoint prefixes exempt from ``push-endpoint-https`` (policy config
+    ``exemptEndpointPrefixes``), compared against the raw endpoint."""
     push_auth_account: str | None = None
     """The OIDC token's service account email (``pushConfig.oidcToken.serviceAccountEmail``)."""
     push_auth_account_project: str | None = None
@@ -95,7 +103,11 @@ class SubscriptionFacts(_Frozen):
 
     def is_push(self) -> bool:
         """True when the subscription pushes, or may push (its endpoint is not known yet)."""
-        return bool(self.push_endpoint) or "push_endpoint" in self.unknown
+        return (
+            bool(self.push_endpoint)
+            or "push_endpoint" in self.unknown
+            or self.push_endpoint_source is not None
+        )
 
     def has_push_auth_account(self) -> bool:
         """True when a push-auth service account is set: by email, or by project for an account

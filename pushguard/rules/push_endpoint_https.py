@@ -10,7 +10,13 @@ hosts that some clients read as IPv4 (``0x7f.1``); and hosts that cannot be publ
 ``.internal``).
 
 Endpoints that start with a prefix in the policy config's ``exemptEndpointPrefixes`` (some
-Google-managed integrations use other schemes) are exempt.
+Google-managed integrations use other schemes) are exempt; the comparison is on the raw string, so
+end a prefix with ``/`` to keep ``https://partner.example.evil.test`` out of
+``https://partner.example``.
+
+An endpoint not known yet (at preview) that is computed from a Cloud Run service or Cloud Function
+in the same deployment is that service's Google-issued ``https://`` URL and passes; the real value
+is checked when it is known (before ``pulumi up`` creates the subscription).
 """
 
 from __future__ import annotations
@@ -27,8 +33,8 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
     if "push_endpoint" in facts.unknown:
         yield Result.unknown("the push endpoint is not known yet", "push_endpoint")
         return
-    if not facts.push_endpoint:
-        return
+    if not facts.push_endpoint or facts.push_endpoint.startswith(facts.exempt_endpoint_prefixes):
+        return  # no endpoint, an exempt one, or one computed from a Google-issued service URL
     try:
         endpoint = parse_endpoint(facts.push_endpoint)
     except EndpointError as error:

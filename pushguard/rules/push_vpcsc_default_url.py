@@ -8,6 +8,8 @@ push subscriptions keep delivering but are not protected by the perimeter and ca
 ``https://[TAG---]SERVICE-PROJECT_NUMBER.REGION.run.app``
 (https://cloud.google.com/run/docs/triggering/https-request). The host is classified after IDNA and
 case normalisation, so lookalikes such as ``x.a.run.app.evil.example`` or ``evilrun.app`` fail.
+An endpoint not known yet (at preview) that is computed from a Cloud Run service in the same
+deployment is presumed to be its default URL (``uri``); the real value is checked once known.
 """
 
 from __future__ import annotations
@@ -34,6 +36,14 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
     if "push_endpoint" in facts.unknown:
         yield Result.unknown("the push endpoint is not known yet", "push_endpoint")
         return
+    if not facts.push_endpoint:
+        if facts.push_endpoint_source == "cloud-function":
+            yield Result.unknown(
+                "the push endpoint comes from a Cloud Function, whose cloudfunctions.net URL does "
+                "not work inside a perimeter and whose run.app URL does",
+                "push_endpoint",
+            )
+        return  # computed from a Cloud Run service's default URL (its uri)
     try:
         endpoint = parse_endpoint(facts.push_endpoint or "")
     except EndpointError as error:

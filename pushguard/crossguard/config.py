@@ -1,0 +1,161 @@
+"""The policy pack's configuration: one pydantic model, the same JSON schema for every policy.
+
+Pulumi passes configuration per policy (``policy-config.json`` maps a policy name to its
+``enforcementLevel`` and properties; https://www.pulumi.com/docs/iac/using-pulumi/crossguard/configuration/).
+Every pushguard policy accepts the same settings, :class:`PackSettings`, and reads the ones it
+needs; the README's table says which. Unknown keys are an error, so a typo does not silently
+switch a setting off.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+
+_PROJECT_ID = re.compile(r"^(?:[a-z][a-z0-9.-]*[a-z0-9]:)?[a-z][a-z0-9-]{4,28}[a-z0-9]$")
+_PROJECT_NUMBER = re.compile(r"^[0-9]{1,20}$")
+_SCHEME_PREFIX = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+
+
+def _project_ref(value: str) -> str:
+    plain = value.strip().removeprefix("projects/")
+    if _PROJECT_NUMBER.match(plain) or _PROJECT_ID.match(plain):
+        return plain
+    raise ValueError(
+        f"must be a project ID (my-proj), a number (123456789012) or projects/NUMBER, not {value!r}"
+    )
+
+
+def _project_number(value: str) -> str:
+    if not _PROJECT_NUMBER.match(value):
+        raise ValueError(f"must be a project number (digits only), not {value!r}")
+    return value
+
+
+def _exempt_prefix(value: str) -> str:
+    if not _SCHEME_PREFIX.match(value):
+        raise ValueError(f"must start with a scheme such as rpc://, not {value!r}")
+    scheme, _, rest = value.partition("://")
+    if scheme.lower() in ("http", "https") and not rest.strip("/"):
+        raise ValueError(
+            f"{value!r} would exempt every {scheme.lower()}:// endpoint; name a host, "
+            "such as https://partner.example/"
+        )
+    return value
+
+
+ProjectRef = Annotated[str, AfterValidator(_project_ref)]
+ProjectNumber = Annotated[str, AfterValidator(_project_number)]
+ExemptPrefix = Annotated[str, AfterValidator(_exempt_prefix)]
+
+
+class PackSettings(BaseModel):
+    """Settings every pushguard policy accepts (camelCase in ``policy-config.json``).
+
+    - ``perimeterProjects``: projects inside VPC Service Controls service perimeters, as IDs,
+      numbers or ``projects/NUMBER``; read by ``push-vpcsc-default-url``.
+    - ``projectNumbers``: project ID to number; service agents and perimeters are keyed by number.
+    - ``exemptEndpointPrefixes``: endpoint prefixes exempt from ``push-endpoint-https``.
+    - ``tokenCreatorGrantedProjects``: projects where the Pub/Sub service agent's token-creator
+      grant exists outside the stack; read by ``push-agent-token-creator``.
+    - ``defaultProject``: the project of resources that set none and whose provider sets none.
+    - ``unknownAtPreview``: what a rule that cannot decide at preview does: ``warn`` (an advisory
+      diagnostic, the default) or ``enforce`` (a violation at the policy's enforcement level).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    perimeter_projects: tuple[ProjectRef, ...] = Field((), alias="perimeterProjects")
+    project_numbers: dict[Annotated[str, AfterValidator(_project_ref)], ProjectNumber] = Field(
+        default_factory=dict, alias="projectNumbers"
+    )
+    exempt_endpoint_prefixes: tuple[ExemptPrefix, ...] = Field((), alias="exemptEndpointPrefixes")
+    token_creator_granted_projects: tuple[ProjectRef, ...] = Field(
+        (), alias="tokenCreatorGrantedProjects"
+    )
+    default_project: ProjectRef | None = Field(None, alias="defaultProject")
+    unknown_at_preview: Literal["warn", "enforce"] = Field("warn", alias="unknownAtPreview")
+
+    def number_of(self, project: str | None) -> str | None:
+        """The project number of a project ID or number, from ``projectNumbers``."""
+        if not project:
+            return None
+        if _PROJECT_NUMBER.match(project):
+            return project
+        return self.project_numbers.get(project)
+
+    def _matches(self, refs: tuple[str, ...], project: str | None) -> bool:
+        if not project:
+            return False
+        number = self.number_of(project)
+        return project in refs or (number is not None and number in refs)
+
+    def in_perimeter(self, project: str | None) -> bool:
+        """True when the project (ID or number) is listed in ``perimeterProjects``, directly or
+        through its number."""
+        return self._matches(self.perimeter_projects, project)
+
+    def token_creator_granted(self, project: str | None) -> bool:
+        """True when the project is listed in ``tokenCreatorGrantedProjects``."""
+        return self._matches(self.token_creator_granted_projects, project)
+
+
+class PackConfigError(ValueError):
+    """The configuration of one policy does not match :class:`PackSettings`; ``problems`` lists
+    ``(camelCase field path, message)`` pairs."""
+
+    def __init__(self, policy: str, problems: list[tuple[str, str]]) -> None:
+        self.policy = policy
+        self.problems = problems
+        detail = "; ".join(f"{field}: {message}" for field, message in problems)
+        super().__init__(f"invalid configuration for policy {policy}: {detail}")
+
+
+def parse_settings(policy: str, raw: Mapping[str, Any] | None) -> PackSettings:
+    """Validate one policy's configuration properties (``enforcementLevel`` already removed).
+
+    Raises:
+        PackConfigError: naming each bad field and what it allows (unknown keys list the known
+            ones).
+    """
+    try:
+        return PackSettings.model_validate(dict(raw or {}))
+    except ValidationError as error:
+        problems = []
+        known = ", ".join(sorted(f.alias or name for name, f in PackSettings.model_fields.items()))
+        for item in error.errors():
+            field = ".".join(str(part) for part in item["loc"]) or "(config)"
+            if item["type"] == "extra_forbidden":
+                problems.append((field, f"is not a pushguard setting; known settings: {known}"))
+            else:
+                problems.append((field, item["msg"].removeprefix("Value error, ")))
+        raise PackConfigError(policy, problems) from None
+
+
+def settings_json_schema() -> dict[str, dict[str, Any]]:
+    """The JSON schema ``properties`` of :class:`PackSettings`, as each policy's config schema
+    (Pulumi validates ``policy-config.json`` against it before the pack runs)."""
+    schema = PackSettings.model_json_schema(by_alias=True)
+    properties: dict[str, dict[str, Any]] = {}
+    for name, generated in schema["properties"].items():
+        spec = {k: v for k, v in generated.items() if k not in ("title", "default")}
+        if "anyOf" in spec:  # Optional[str]: accept the string form only
+            spec = dict(next(s for s in spec["anyOf"] if s.get("type") != "null"))
+        properties[name] = spec
+    descriptions = {
+        "perimeterProjects": "Projects inside VPC Service Controls service perimeters: IDs, "
+        "numbers or projects/NUMBER.",
+        "projectNumbers": "Map of project ID to project number.",
+        "exemptEndpointPrefixes": "Endpoint prefixes exempt from push-endpoint-https.",
+        "tokenCreatorGrantedProjects": "Projects where the Pub/Sub service agent's token-creator "
+        "grant exists outside the stack.",
+        "defaultProject": "Project of resources that set none and whose provider sets none.",
+        "unknownAtPreview": "warn: advisory diagnostic when a rule cannot decide at preview; "
+        "enforce: a violation at the policy's level.",
+    }
+    for name, text in descriptions.items():
+        properties[name]["description"] = text
+    return properties

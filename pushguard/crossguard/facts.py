@@ -1,0 +1,271 @@
+"""A ``gcp:pubsub/subscription:Subscription``'s wire properties -> :class:`SubscriptionFacts`.
+
+Read (camelCase, as pulumi-gcp sends them): ``pushConfig.pushEndpoint``,
+``pushConfig.oidcToken.serviceAccountEmail``, ``pushConfig.oidcToken.audience``,
+``enableExactlyOnceDelivery``, ``deadLetterPolicy.deadLetterTopic``, ``project`` (else the
+provider's ``project``, else the pack config's ``defaultProject``) and ``name``
+(https://www.pulumi.com/registry/packages/gcp/api-docs/pubsub/subscription/).
+
+Without a :class:`~pushguard.crossguard.graph.StackGraph` (a resource policy), IAM facts are "not
+collected" and unknown values stay unknown. With one (a stack policy), unknown values are resolved
+through the stack where the graph allows it; ``reasons`` says why what is left is unknown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pushguard.crossguard.config import PackSettings
+from pushguard.crossguard.graph import (
+    ACCOUNT,
+    FUNCTION_V1,
+    FUNCTION_V2,
+    RUN_V1,
+    RUN_V2,
+    TOPIC,
+    ServiceInfo,
+    StackGrant,
+    StackGraph,
+)
+from pushguard.crossguard.resources import WireResource
+from pushguard.crossguard.wire import UNKNOWN, get_bool, get_str
+from pushguard.rules.endpoint import EndpointError, cloud_run_default_url_form, parse_endpoint
+from pushguard.rules.facts import IamGrant, InvokerTarget, SubscriptionFacts
+from pushguard.rules.iam import service_account_project
+
+_GOOGLE_HOST_SUFFIXES = (".run.app", ".cloudfunctions.net", ".googleapis.com", ".appspot.com")
+
+
+@dataclass
+class Resolution:
+    """One subscription's facts and, per unknown fact, why it is unknown (for diagnostics)."""
+
+    facts: SubscriptionFacts
+    reasons: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class _Builder:
+    resource: WireResource
+    settings: PackSettings
+    graph: StackGraph | None
+    values: dict[str, Any] = field(default_factory=dict)
+    unknown: set[str] = field(default_factory=set)
+    reasons: dict[str, str] = field(default_factory=dict)
+
+    def mark_unknown(self, fact: str, prop: str) -> None:
+        self.unknown.add(fact)
+        deps = self.resource.depends_through(prop.split(".", 1)[0])
+        names = ", ".join(self._describe(urn) for urn in deps) or "a value not known yet"
+        self.reasons[fact] = f"{prop} is computed from {names}, not known until it is created"
+
+    def _describe(self, urn: str) -> str:
+        other = self.graph.resources.get(urn) if self.graph else None
+        if other is None:
+            return urn.rsplit("::", 1)[-1]
+        return f"{other.type} {other.name!r}"
+
+    def resolved(self, fact: str) -> None:
+        self.unknown.discard(fact)
+        self.reasons.pop(fact, None)
+
+
+def subscription_facts(
+    resource: WireResource, settings: PackSettings, graph: StackGraph | None = None
+) -> Resolution:
+    """The facts of one subscription.
+
+    Raises:
+        WireShapeError: a property has a shape the provider would reject (the caller reports it).
+    """
+    b = _Builder(resource, settings, graph)
+    props = resource.props
+    project = resource.project(settings.default_project)
+    if project is UNKNOWN:
+        b.mark_unknown("project_id", "project")
+        project = None
+    project_id = project if isinstance(project, str) and not project.isdigit() else None
+    number = settings.number_of(project if isinstance(project, str) else None)
+
+    endpoint = get_str(props, "pushConfig.pushEndpoint")
+    if endpoint is UNKNOWN:
+        b.mark_unknown("push_endpoint", "pushConfig.pushEndpoint")
+    account = get_str(props, "pushConfig.oidcToken.serviceAccountEmail")
+    if account is UNKNOWN:
+        b.mark_unknown("push_auth_account", "pushConfig.oidcToken.serviceAccountEmail")
+    audience = get_str(props, "pushConfig.oidcToken.audience")
+    if audience is UNKNOWN:
+        b.unknown.add("audience")
+    exactly_once = get_bool(props, "enableExactlyOnceDelivery")
+    if exactly_once is UNKNOWN:
+        b.mark_unknown("exactly_once_delivery", "enableExactlyOnceDelivery")
+    dead_letter = get_str(props, "deadLetterPolicy.deadLetterTopic")
+    if dead_letter is UNKNOWN:
+        dead_letter = "a dead-letter topic not known yet"
+
+    in_perimeter = settings.in_perimeter(project if isinstance(project, str) else None)
+    b.values.update(
+        resource=resource.urn,
+        project_id=project_id,
+        project_number=number,
+        push_endpoint=endpoint if isinstance(endpoint, str) else None,
+        exempt_endpoint_prefixes=settings.exempt_endpoint_prefixes,
+        push_auth_account=account.lower() if isinstance(account, str) else None,
+        audience=audience if isinstance(audience, str) else None,
+        exactly_once_delivery=exactly_once is True,
+        dead_letter_topic=dead_letter,
+        in_service_perimeter=in_perimeter,
+        token_creator_known_granted=settings.token_creator_granted(
+            project if isinstance(project, str) else None
+        ),
+    )
+    if graph is not None:
+        _resolve_through_graph(b, graph, in_perimeter)
+    return Resolution(SubscriptionFacts(**b.values, unknown=frozenset(b.unknown)), b.reasons)
+
+
+def _resolve_through_graph(b: _Builder, graph: StackGraph, in_perimeter: bool) -> None:
+    pushed_from = b.resource.depends_through("pushConfig")
+    service = _endpoint_service(b, graph, pushed_from)
+    account_keys = _resolve_account(b, graph, pushed_from)
+    if not in_perimeter:
+        _resolve_perimeter(b, graph)
+
+    project = b.values["project_id"] or b.values["project_number"]
+    project_keys = graph.project_keys(project)
+    account_project = _account_project(b, graph)
+    b.values["push_auth_account_grants"] = _grants(
+        b, graph, account_keys | graph.project_keys(account_project), "push_auth_account_grants"
+    )
+    if service is not None:
+        grants = _grants(b, graph, set(service.keys) | project_keys, "invoker_target")
+        b.values["invoker_target"] = InvokerTarget(
+            kind=service.kind,
+            name=service.name,
+            grants=grants,
+        )
+    elif b.values["push_endpoint"] and not _google_host(b.values["push_endpoint"]):
+        b.values["invoker_target"] = InvokerTarget(kind="external")
+
+    topic_keys = {
+        f"urn:{t.urn}" for t in graph.of_type(b.resource.depends_through("deadLetterPolicy"), TOPIC)
+    }
+    if b.values["dead_letter_topic"] and b.values["dead_letter_topic"].startswith("projects/"):
+        topic_keys.add(f"topic:{b.values['dead_letter_topic']}")
+    b.values["dead_letter_topic_grants"] = _grants(
+        b, graph, topic_keys | project_keys, "dead_letter_topic_grants"
+    )
+    sub_keys = {f"urn:{b.resource.urn}"}
+    name = get_str(b.resource.props, "name")
+    if isinstance(name, str) and project:
+        sub_keys.add(f"sub:projects/{project}/subscriptions/{name}")
+    b.values["subscription_grants"] = _grants(
+        b, graph, sub_keys | project_keys, "subscription_grants"
+    )
+
+
+def _endpoint_service(
+    b: _Builder, graph: StackGraph, pushed_from: tuple[str, ...]
+) -> ServiceInfo | None:
+    """The Cloud Run service or function behind the endpoint, if it is in the stack."""
+    endpoint = b.values["push_endpoint"]
+    if "push_endpoint" in b.unknown:
+        sources = graph.of_type(pushed_from, RUN_V2, RUN_V1, FUNCTION_V2, FUNCTION_V1)
+        if len(sources) != 1:
+            return None
+        source = sources[0]
+        b.values["push_endpoint_source"] = (
+            "cloud-run" if source.type in (RUN_V2, RUN_V1) else "cloud-function"
+        )
+        b.resolved("push_endpoint")
+        return graph.services.get(source.urn)
+    if not endpoint:
+        return None
+    found = graph.service_for_url(endpoint)
+    if found is not None:
+        return found
+    try:
+        parsed = parse_endpoint(endpoint)
+    except EndpointError:
+        return None
+    if cloud_run_default_url_form(parsed) == "deterministic":
+        label = parsed.host.split(".", 1)[0].rpartition("---")[2]
+        kind, name = "cloud-run", label.rsplit("-", 1)[0]
+        key = f"run:{name}"
+    elif parsed.host.endswith(".cloudfunctions.net"):
+        kind, name = "cloud-function-v1", parsed.path.strip("/").split("/", 1)[0]
+        key = f"fn:{name}"
+    else:
+        return graph.sibling_service(b.resource.parent)
+    declared = next((s for s in graph.services.values() if key in s.keys), None)
+    return declared or ServiceInfo(urn="", kind=kind, name=name, url=None, keys=frozenset({key}))
+
+
+def _resolve_account(b: _Builder, graph: StackGraph, pushed_from: tuple[str, ...]) -> set[str]:
+    """Identity keys of the push-auth account; resolves an email not known yet."""
+    email = b.values["push_auth_account"]
+    if "push_auth_account" in b.unknown:
+        accounts = graph.of_type(pushed_from, ACCOUNT)
+        if len(accounts) != 1:
+            return set()
+        urn = accounts[0].urn
+        derived = graph.accounts.get(urn)
+        if derived:
+            b.values["push_auth_account"] = derived
+        elif graph.account_projects.get(urn):
+            b.values["push_auth_account_project"] = graph.account_projects[urn]
+        else:
+            return set()
+        b.resolved("push_auth_account")
+        return {f"urn:{urn}"} | ({f"sa:{derived}"} if derived else set())
+    if not email:
+        return set()
+    keys = {f"sa:{email}"}
+    keys |= {f"urn:{urn}" for urn, known in graph.accounts.items() if known == email}
+    return keys
+
+
+def _account_project(b: _Builder, graph: StackGraph) -> str | None:
+    email = b.values["push_auth_account"]
+    if email:
+        owner = service_account_project(email)
+        return (owner.project_id or owner.project_number) if owner else None
+    project = b.values.get("push_auth_account_project")
+    return project if isinstance(project, str) else None
+
+
+def _resolve_perimeter(b: _Builder, graph: StackGraph) -> None:
+    number = b.values["project_number"]
+    if number and number in graph.perimeter_numbers:
+        b.values["in_service_perimeter"] = True
+    elif graph.perimeter_uncertain:
+        b.unknown.add("in_service_perimeter")
+        b.reasons["in_service_perimeter"] = graph.perimeter_uncertain[0]
+    elif graph.perimeter_numbers and not number:
+        project = b.values["project_id"] or "the subscription's project"
+        b.unknown.add("in_service_perimeter")
+        b.reasons["in_service_perimeter"] = (
+            f"the stack declares service perimeters by project number and the number of {project} "
+            "is not configured (policy config projectNumbers)"
+        )
+
+
+def _grants(
+    b: _Builder, graph: StackGraph, keys: set[str], fact: str
+) -> tuple[IamGrant, ...] | None:
+    """Grants on ``keys``; ``None`` (and the fact unknown) if a member is not known yet."""
+    found: list[StackGrant] = list(graph.grants_on(keys))
+    if any(g.member_unknown for g in found):
+        b.unknown.add(fact)
+        b.reasons[fact] = "a grant's member is computed from a value not known until it is created"
+        return None
+    return tuple(g.grant for g in found)
+
+
+def _google_host(endpoint: str) -> bool:
+    try:
+        host = parse_endpoint(endpoint).host
+    except EndpointError:
+        return False
+    return host.endswith(_GOOGLE_HOST_SUFFIXES)

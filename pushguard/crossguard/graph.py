@@ -1,0 +1,382 @@
+"""What a whole stack says that one resource cannot: accounts, services, grants and perimeters.
+
+At preview, outputs of resources the stack is about to create are unknown: a push-auth account's
+email, a Cloud Run service's ``uri``, a grant's ``serviceAccountId``. Pulumi still records which
+resources each property was computed from (property dependencies), and the inputs that determine
+those outputs are known. :class:`StackGraph` uses both:
+
+- a ``gcp:serviceaccount/account:Account``'s email is ``ACCOUNT_ID@PROJECT.iam.gserviceaccount.com``
+  (https://cloud.google.com/iam/docs/service-accounts-create), known from its ``accountId`` and
+  project;
+- a value computed from exactly one resource of a kind (a member from one account, an endpoint from
+  one Cloud Run service) is taken to be that resource's identity or URL;
+- a grant applies to whatever its target property names, literally or through its dependencies.
+
+Identity keys: ``sa:EMAIL``, ``run:SERVICE``, ``fn:FUNCTION``, ``topic:projects/P/topics/T``,
+``sub:projects/P/subscriptions/S``, ``project:ID_OR_NUMBER`` and ``urn:URN`` for any resource.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pushguard.crossguard.config import PackSettings
+from pushguard.crossguard.resources import WireResource
+from pushguard.crossguard.wire import UNKNOWN, Unknown, WireShapeError, get, get_str, get_str_list
+from pushguard.rules.facts import IamGrant
+
+ACCOUNT = "gcp:serviceaccount/account:Account"
+RUN_V2 = "gcp:cloudrunv2/service:Service"
+RUN_V1 = "gcp:cloudrun/service:Service"
+FUNCTION_V2 = "gcp:cloudfunctionsv2/function:Function"
+FUNCTION_V1 = "gcp:cloudfunctions/function:Function"
+TOPIC = "gcp:pubsub/topic:Topic"
+PERIMETER = "gcp:accesscontextmanager/servicePerimeter:ServicePerimeter"
+PERIMETERS = "gcp:accesscontextmanager/servicePerimeters:ServicePerimeters"
+PERIMETER_RESOURCE = "gcp:accesscontextmanager/servicePerimeterResource:ServicePerimeterResource"
+PUBSUB_API = "pubsub.googleapis.com"
+
+# IAM resource types: type token -> (target property, key kind). Member resources carry
+# ``member``, binding resources ``members``, policy resources ``policyData``.
+_IAM_TARGETS: Mapping[str, tuple[str, str]] = {
+    "gcp:serviceaccount/iAMMember:IAMMember": ("serviceAccountId", "sa"),
+    "gcp:serviceaccount/iAMBinding:IAMBinding": ("serviceAccountId", "sa"),
+    "gcp:serviceaccount/iAMPolicy:IAMPolicy": ("serviceAccountId", "sa"),
+    "gcp:projects/iAMMember:IAMMember": ("project", "project"),
+    "gcp:projects/iAMBinding:IAMBinding": ("project", "project"),
+    "gcp:projects/iAMPolicy:IAMPolicy": ("project", "project"),
+    "gcp:cloudrunv2/serviceIamMember:ServiceIamMember": ("name", "run"),
+    "gcp:cloudrunv2/serviceIamBinding:ServiceIamBinding": ("name", "run"),
+    "gcp:cloudrunv2/serviceIamPolicy:ServiceIamPolicy": ("name", "run"),
+    "gcp:cloudrun/iamMember:IamMember": ("service", "run"),
+    "gcp:cloudrun/iamBinding:IamBinding": ("service", "run"),
+    "gcp:cloudrun/iamPolicy:IamPolicy": ("service", "run"),
+    "gcp:cloudfunctions/functionIamMember:FunctionIamMember": ("cloudFunction", "fn"),
+    "gcp:cloudfunctions/functionIamBinding:FunctionIamBinding": ("cloudFunction", "fn"),
+    "gcp:cloudfunctions/functionIamPolicy:FunctionIamPolicy": ("cloudFunction", "fn"),
+    "gcp:pubsub/topicIAMMember:TopicIAMMember": ("topic", "topic"),
+    "gcp:pubsub/topicIAMBinding:TopicIAMBinding": ("topic", "topic"),
+    "gcp:pubsub/topicIAMPolicy:TopicIAMPolicy": ("topic", "topic"),
+    "gcp:pubsub/subscriptionIAMMember:SubscriptionIAMMember": ("subscription", "sub"),
+    "gcp:pubsub/subscriptionIAMBinding:SubscriptionIAMBinding": ("subscription", "sub"),
+    "gcp:pubsub/subscriptionIAMPolicy:SubscriptionIAMPolicy": ("subscription", "sub"),
+}
+
+
+def account_email(account_id: str, project: str) -> str:
+    """A user-managed service account's email; a domain-scoped project ``example.com:proj``
+    gives ``ID@proj.example.com.iam.gserviceaccount.com``
+    (https://cloud.google.com/iam/docs/service-account-types)."""
+    domain, colon, name = project.partition(":")
+    scope = f"{name}.{domain}" if colon else project
+    return f"{account_id}@{scope}.iam.gserviceaccount.com".lower()
+
+
+def _last_segment(value: str, marker: str) -> str:
+    """``projects/p/serviceAccounts/x`` -> ``x`` (for marker ``serviceAccounts/``); else value."""
+    _, found, rest = value.rpartition(marker)
+    return rest if found else value
+
+
+@dataclass(frozen=True)
+class StackGrant:
+    """A grant declared in the stack and the identity keys of what it is granted on.
+    ``grant.member`` is empty when the member is not known yet (``member_unknown``)."""
+
+    grant: IamGrant
+    targets: frozenset[str]
+    member_unknown: bool = False
+    kind: str = ""
+    """The target's key kind: ``sa``, ``project``, ``run``, ``fn``, ``topic`` or ``sub``."""
+    parent: str | None = None
+    """The URN of the granting resource's parent (a component), if any."""
+
+
+@dataclass(frozen=True)
+class ServiceInfo:
+    """A Cloud Run service (or 2nd-gen function) or a 1st-gen function declared in the stack."""
+
+    urn: str
+    kind: str  # "cloud-run" or "cloud-function-v1"
+    name: str
+    url: str | None
+    keys: frozenset[str]
+
+
+@dataclass
+class StackGraph:
+    """An index over every resource of one stack, for resolving one subscription's facts.
+
+    ``problems`` collects resources whose properties could not be read (URN, message); the
+    policies report them instead of raising.
+    """
+
+    settings: PackSettings
+    resources: Mapping[str, WireResource] = field(default_factory=dict)
+    accounts: dict[str, str | None] = field(default_factory=dict)
+    """Account URN -> email (``None`` when it cannot be derived)."""
+    account_projects: dict[str, str | None] = field(default_factory=dict)
+    services: dict[str, ServiceInfo] = field(default_factory=dict)
+    grants: list[StackGrant] = field(default_factory=list)
+    perimeter_numbers: set[str] = field(default_factory=set)
+    """Project numbers inside a stack-declared perimeter that restricts Pub/Sub."""
+    perimeter_uncertain: list[str] = field(default_factory=list)
+    """Why some perimeter membership cannot be decided (unknown values)."""
+    problems: list[tuple[str, str]] = field(default_factory=list)
+
+    @classmethod
+    def build(cls, resources: Iterable[WireResource], settings: PackSettings) -> StackGraph:
+        """Index ``resources``; never raises on malformed properties (see ``problems``)."""
+        graph = cls(settings=settings, resources={r.urn: r for r in resources})
+        # Grants last: an unknown member is resolved through the accounts indexed first.
+        ordered = sorted(graph.resources.values(), key=lambda r: r.type in _IAM_TARGETS)
+        for resource in ordered:
+            try:
+                graph._index(resource)
+            except WireShapeError as error:
+                graph.problems.append((resource.urn, str(error)))
+        return graph
+
+    def _project(self, resource: WireResource) -> str | None:
+        project = resource.project(self.settings.default_project)
+        return project if isinstance(project, str) else None
+
+    def _index(self, resource: WireResource) -> None:
+        kind = resource.type
+        if kind == ACCOUNT:
+            self._index_account(resource)
+        elif kind in (RUN_V2, RUN_V1, FUNCTION_V2, FUNCTION_V1):
+            self._index_service(resource)
+        elif kind in (PERIMETER, PERIMETERS, PERIMETER_RESOURCE):
+            self._index_perimeter(resource)
+        elif kind in _IAM_TARGETS:
+            self._index_grants(resource)
+
+    def _index_account(self, resource: WireResource) -> None:
+        project = self._project(resource)
+        self.account_projects[resource.urn] = project
+        email = get_str(resource.props, "email")
+        if isinstance(email, str):
+            self.accounts[resource.urn] = email.lower()
+            return
+        account_id = get_str(resource.props, "accountId")
+        ok = isinstance(account_id, str) and project is not None
+        self.accounts[resource.urn] = account_email(account_id, project) if ok else None  # type: ignore[arg-type]
+
+    def _index_service(self, resource: WireResource) -> None:
+        name = get_str(resource.props, "name")
+        name = name if isinstance(name, str) else None
+        if resource.type == FUNCTION_V1:
+            kind, url_path, prefix = "cloud-function-v1", "httpsTriggerUrl", "fn"
+        else:
+            kind, prefix = "cloud-run", "run"
+            url_path = {RUN_V2: "uri", RUN_V1: "statuses.url", FUNCTION_V2: "url"}[resource.type]
+        try:
+            url = get_str(resource.props, url_path)
+        except WireShapeError:
+            url = None
+        keys = {f"urn:{resource.urn}"}
+        if name:
+            keys.add(f"{prefix}:{_last_segment(name, '/')}")
+        self.services[resource.urn] = ServiceInfo(
+            urn=resource.urn,
+            kind=kind,
+            name=name or resource.name,
+            url=url if isinstance(url, str) else None,
+            keys=frozenset(keys),
+        )
+
+    def _index_perimeter(self, resource: WireResource) -> None:
+        if resource.type == PERIMETER_RESOURCE:
+            project = get_str(resource.props, "resource")
+            self._add_perimeter_members((project,), restricted=self._linked_restriction(resource))
+            return
+        bodies: list[Any]
+        if resource.type == PERIMETERS:
+            listed = get(resource.props, "servicePerimeters")
+            if listed is UNKNOWN:
+                self.perimeter_uncertain.append(f"the perimeters of {resource.name} are not known")
+                return
+            bodies = list(listed or [])
+        else:
+            bodies = [resource.props]
+        for body in bodies:
+            if not isinstance(body, Mapping):
+                raise WireShapeError("servicePerimeters[]", "an object", body)
+            if get_str(body, "perimeterType") == "PERIMETER_TYPE_BRIDGE":
+                continue  # bridges connect perimeters; they restrict nothing themselves
+            members = get_str_list(body, "status.resources")
+            services = get_str_list(body, "status.restrictedServices")
+            restricted = _restricts_pubsub(services)
+            if isinstance(members, Unknown):
+                self.perimeter_uncertain.append(f"the projects of {resource.name} are not known")
+                continue
+            self._add_perimeter_members(members, restricted)
+
+    def _linked_restriction(self, resource: WireResource) -> bool | None:
+        """Whether the perimeter a ``ServicePerimeterResource`` joins restricts Pub/Sub: known
+        when that perimeter is declared in the stack, ``None`` (assume yes) otherwise."""
+        for urn in resource.depends_through("perimeterName"):
+            other = self.resources.get(urn)
+            if other is not None and other.type == PERIMETER:
+                return _restricts_pubsub(get_str_list(other.props, "status.restrictedServices"))
+        return None
+
+    def _add_perimeter_members(
+        self, members: Iterable[str | Unknown | None], restricted: bool | None
+    ) -> None:
+        if restricted is False:
+            return
+        for member in members:
+            if isinstance(member, str):
+                self.perimeter_numbers.add(member.removeprefix("projects/"))
+            else:
+                self.perimeter_uncertain.append("a perimeter's project list is not known yet")
+
+    def _index_grants(self, resource: WireResource) -> None:
+        target_prop, key_kind = _IAM_TARGETS[resource.type]
+        targets = self._target_keys(resource, target_prop, key_kind)
+        condition = get(resource.props, "condition")
+        title = None
+        if isinstance(condition, Mapping):
+            found = condition.get("title") or condition.get("expression")
+            title = found if isinstance(found, str) else "condition"
+        elif condition is UNKNOWN:
+            title = "a condition not known yet"
+        role = get_str(resource.props, "role")
+        if "policyData" in resource.props:
+            self._index_policy_data(resource, targets)
+            return
+        if not isinstance(role, str):
+            return
+        listed: list[str | Unknown | None]
+        if "members" in resource.props:
+            members = get_str_list(resource.props, "members")
+            listed = [UNKNOWN] if isinstance(members, Unknown) else list(members)
+        else:
+            listed = [get_str(resource.props, "member")]
+        for member in listed:
+            self._add_grant(resource, role, member, title, targets)
+
+    def _index_policy_data(self, resource: WireResource, targets: frozenset[str]) -> None:
+        data = get_str(resource.props, "policyData")
+        if not isinstance(data, str):
+            return
+        try:
+            bindings = json.loads(data).get("bindings", [])
+        except (ValueError, AttributeError):
+            raise WireShapeError("policyData", "an IAM policy in JSON", data) from None
+        for binding in bindings if isinstance(bindings, list) else []:
+            role = binding.get("role") if isinstance(binding, Mapping) else None
+            if not isinstance(role, str):
+                continue
+            condition = binding.get("condition")
+            title = None
+            if isinstance(condition, Mapping):
+                title = str(condition.get("title") or condition.get("expression") or "condition")
+            for member in binding.get("members") or []:
+                if isinstance(member, str):
+                    self._add_grant(resource, role, member, title, targets)
+
+    def _add_grant(
+        self,
+        resource: WireResource,
+        role: str,
+        member: str | Unknown | None,
+        condition: str | None,
+        targets: frozenset[str],
+    ) -> None:
+        if member is None:
+            return
+        unknown = False
+        if not isinstance(member, str):
+            deps = resource.depends_through("member") + resource.depends_through("members")
+            emails = {self.accounts.get(urn) for urn in deps} - {None}
+            member, unknown = (
+                (f"serviceAccount:{emails.pop()}", False) if len(emails) == 1 else ("", True)
+            )
+        where = next((t for t in sorted(targets) if not t.startswith("urn:")), resource.name)
+        grant = IamGrant(role=role, member=member, resource=where, condition=condition)
+        kind = _IAM_TARGETS[resource.type][1]
+        self.grants.append(StackGrant(grant, targets, unknown, kind, resource.parent))
+
+    def _target_keys(self, resource: WireResource, prop: str, kind: str) -> frozenset[str]:
+        keys = {f"urn:{urn}" for urn in resource.depends_through(prop)}
+        value = get_str(resource.props, prop)
+        if isinstance(value, str):
+            keys.add(self._literal_key(resource, kind, value))
+        return frozenset(keys)
+
+    def _literal_key(self, resource: WireResource, kind: str, value: str) -> str:
+        if kind == "sa":
+            return f"sa:{_last_segment(value, 'serviceAccounts/').lower()}"
+        if kind == "project":
+            return f"project:{value.removeprefix('projects/')}"
+        if kind in ("run", "fn"):
+            return f"{kind}:{_last_segment(value, '/')}"
+        collection = "topics" if kind == "topic" else "subscriptions"
+        if value.startswith("projects/"):
+            return f"{kind}:{value}"
+        return f"{kind}:projects/{self._project(resource)}/{collection}/{value}"
+
+    # --- queries -------------------------------------------------------------------------
+
+    def of_type(self, urns: Iterable[str], *types: str) -> list[WireResource]:
+        """The resources among ``urns`` (in the stack) whose type is one of ``types``."""
+        found = (self.resources.get(urn) for urn in urns)
+        return [r for r in found if r is not None and r.type in types]
+
+    def grants_on(self, keys: Iterable[str]) -> Iterator[StackGrant]:
+        """Grants whose target matches any of ``keys``."""
+        wanted = set(keys)
+        return (g for g in self.grants if g.targets & wanted)
+
+    def project_keys(self, project: str | None) -> set[str]:
+        """Identity keys of a project: by ID and, when configured, by number."""
+        if not project:
+            return set()
+        keys = {f"project:{project}"}
+        number = self.settings.number_of(project)
+        if number:
+            keys.add(f"project:{number}")
+        return keys
+
+    def sibling_service(self, parent: str | None) -> ServiceInfo | None:
+        """The service that invoker grants made by the same component (``parent``) are on:
+        pushguard's component grants the invoker role next to the subscription it creates."""
+        if not parent:
+            return None
+        grants = [g for g in self.grants if g.parent == parent and g.kind in ("run", "fn")]
+        if not grants:
+            return None
+        keys = frozenset().union(*(g.targets for g in grants))
+        named = sorted(k.split(":", 1)[1] for k in keys if not k.startswith("urn:"))
+        for key in keys:
+            for service in self.services.values():
+                if key in service.keys:
+                    return service
+        kind = "cloud-run" if grants[0].kind == "run" else "cloud-function-v1"
+        return ServiceInfo(urn="", kind=kind, name=named[0] if named else "", url=None, keys=keys)
+
+    def service_for_url(self, url: str) -> ServiceInfo | None:
+        """The service in the stack whose known URL has the same scheme and host as ``url``."""
+        origin = _origin(url)
+        for service in self.services.values():
+            if service.url and _origin(service.url) == origin:
+                return service
+        return None
+
+
+def _restricts_pubsub(services: tuple[str | Unknown, ...] | Unknown) -> bool | None:
+    """Whether a perimeter's restricted services include Pub/Sub; ``None`` if not known."""
+    if isinstance(services, Unknown) or UNKNOWN in services:
+        return None
+    return PUBSUB_API in services
+
+
+def _origin(url: str) -> str:
+    scheme, _, rest = url.partition("://")
+    return f"{scheme.lower()}://{rest.split('/', 1)[0].split('?', 1)[0].lower()}"

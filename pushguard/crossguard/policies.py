@@ -1,0 +1,178 @@
+"""The rule set as CrossGuard policies: one policy per rule, named by the rule ID.
+
+Each :class:`PushguardPolicy` runs at both points the Pulumi engine offers
+(https://www.pulumi.com/docs/iac/using-pulumi/crossguard/core-concepts/):
+
+- as a **resource policy** on each ``gcp:pubsub/subscription:Subscription``, from its own
+  properties. At ``pulumi up`` every input is known, so a violation blocks the subscription before
+  it is created. Results that need more than the resource (an unknown value at preview, IAM grants)
+  are left to the stack half;
+- as a **stack policy** over every resource: unknown values are resolved through the stack (see
+  :mod:`pushguard.crossguard.graph`), grants and perimeters declared in the stack are read, and
+  violations the resource half could not see are reported on the subscription's URN.
+
+What still cannot be decided at preview is reported, never passed quietly: with the policy config
+``unknownAtPreview: warn`` (default) as one advisory "can't run policy during preview" diagnostic
+per policy listing each subscription and why; with ``enforce`` as a violation at the policy's
+enforcement level. A validator never raises: bad config and malformed properties are reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from pulumi_policy import (
+    EnforcementLevel,
+    Policy,
+    PolicyConfigSchema,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    Severity,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
+
+from pushguard.crossguard.config import (
+    PackConfigError,
+    PackSettings,
+    parse_settings,
+    settings_json_schema,
+)
+from pushguard.crossguard.facts import Resolution, subscription_facts
+from pushguard.crossguard.graph import StackGraph
+from pushguard.crossguard.resources import SUBSCRIPTION_TYPE, WireResource
+from pushguard.crossguard.secrets import scrub
+from pushguard.crossguard.wire import WireShapeError
+from pushguard.rules import RULES, Rule, Status
+
+TAGS = ["gcp", "pubsub", "push"]
+
+
+class _Report(Protocol):
+    def __call__(self, message: str, urn: str | None = None) -> None: ...
+
+
+def _summary(rule: Rule) -> str:
+    """The first sentence of the rule's rationale: Pulumi prints it above every violation."""
+    return rule.description.split("\n\n", 1)[0].replace("\n", " ").replace("``", "")
+
+
+class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
+    """One rule of :data:`pushguard.rules.RULES` as a policy that is both a resource and a stack
+    policy (pulumi-policy runs ``validate`` from ``Analyze`` and from ``AnalyzeStack``).
+
+    Name, default enforcement level, severity, remediation steps and URL are the rule's; the
+    config schema is :class:`~pushguard.crossguard.config.PackSettings`'.
+    """
+
+    def __init__(self, rule: Rule) -> None:
+        # Both base classes' __init__ take a validate callback; this class overrides validate.
+        Policy.__init__(
+            self,
+            name=rule.id,
+            description=_summary(rule),
+            enforcement_level=EnforcementLevel(rule.default_level.value),
+            config_schema=PolicyConfigSchema(settings_json_schema()),
+            display_name=rule.title,
+            severity=Severity(rule.severity),
+            tags=list(TAGS),
+            remediation_steps=rule.remediation,
+            url=rule.url,
+        )
+        self.rule = rule
+
+    def has_validation(self) -> bool:
+        """Always validates (pulumi-policy asks before calling :meth:`validate`)."""
+        return True
+
+    def has_remediation(self) -> bool:
+        """pushguard never rewrites resources."""
+        return False
+
+    def validate(self, args: Any, report_violation: ReportViolation) -> None:
+        """Run the rule on one resource (``ResourceValidationArgs``) or on the stack
+        (``StackValidationArgs``). Never raises, except pulumi-policy's ``UnknownValueError``
+        that carries the "could not verify at preview" diagnostic."""
+
+        def report(message: str, urn: str | None = None) -> None:
+            report_violation(scrub(message), urn)
+
+        try:
+            if isinstance(args, StackValidationArgs):
+                self._validate_stack(args, report)
+            elif isinstance(args, ResourceValidationArgs):
+                self._validate_resource(args, report)
+        except UnknownValueError:
+            raise
+        except Exception as error:
+            report(f"pushguard failed to evaluate {self.name}: {type(error).__name__}: {error}")
+
+    def _settings(self, raw: Mapping[str, Any]) -> PackSettings:
+        return parse_settings(self.name, raw)
+
+    def _validate_resource(self, args: ResourceValidationArgs, report: _Report) -> None:
+        if args.resource_type != SUBSCRIPTION_TYPE:
+            return
+        try:
+            settings = self._settings(args.get_config())
+        except PackConfigError as error:
+            report(f"{error}. Fix policy-config.json; until then this policy cannot check.")
+            return
+        try:
+            resolution = subscription_facts(WireResource.from_args(args), settings)
+        except WireShapeError as error:
+            report(f"Cannot read subscription {args.name!r}: {error}.")
+            return
+        for result in self.rule.check(resolution.facts):
+            if result.status is Status.VIOLATION:
+                report(f"{args.name}: {result.message}")
+
+    def _validate_stack(self, args: StackValidationArgs, report: _Report) -> None:
+        try:
+            settings = self._settings(args.get_config())
+        except PackConfigError:
+            return  # the resource half reports it on every subscription
+        resources = [WireResource.from_policy_resource(r) for r in args.resources]
+        graph = StackGraph.build(resources, settings)
+        unverified: list[tuple[WireResource, str]] = []
+        for sub in resources:
+            if sub.type != SUBSCRIPTION_TYPE:
+                continue
+            try:
+                alone = subscription_facts(sub, settings)
+                full = subscription_facts(sub, settings, graph)
+            except WireShapeError:
+                continue  # the resource half reports it
+            if any(r.status is Status.VIOLATION for r in self.rule.check(alone.facts)):
+                continue  # the resource half reports it
+            for result in self.rule.check(full.facts):
+                if result.status is Status.VIOLATION:
+                    report(f"{sub.name}: {result.message}", sub.urn)
+                elif full.facts.unknown:
+                    unverified.append((sub, f"{result.message} ({_why(full)})"))
+        if not unverified:
+            return
+        if settings.unknown_at_preview == "enforce":
+            for sub, why in unverified:
+                report(f"{sub.name}: could not be verified: {why}.", sub.urn)
+            return
+        details = "; ".join(f"{sub.name}: {why}" for sub, why in unverified)
+        error = UnknownValueError(UNKNOWN_STRING_VALUE, [])
+        error.message = scrub(
+            f"{details}. It runs again with the real values before `pulumi up` creates "
+            "the subscription; set unknownAtPreview to enforce to fail the preview instead"
+        )
+        raise error
+
+
+def _why(resolution: Resolution) -> str:
+    reasons = [resolution.reasons[f] for f in sorted(resolution.reasons)]
+    return "; ".join(reasons) if reasons else "a value is not known until the stack is deployed"
+
+
+def build_policies() -> list[Policy]:
+    """One :class:`PushguardPolicy` per rule, in the rule set's order."""
+    return [PushguardPolicy(rule) for rule in RULES]

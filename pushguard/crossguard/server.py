@@ -1,0 +1,127 @@
+"""Serving the pushguard policy pack over Pulumi's Analyzer gRPC protocol.
+
+:func:`serve` does what ``pulumi_policy.PolicyPack(...)`` does (start a gRPC server on a free
+loopback port, print the port as the first line of stdout, serve until killed) with pulumi-policy's
+own Analyzer servicer, extended in two ways:
+
+- before pulumi-policy unwraps secret envelopes, the secret strings of the request are put in scope
+  for :func:`pushguard.crossguard.secrets.scrub`, so no policy message repeats them;
+- a request pulumi-policy itself cannot decode (an unrecognised signature in the properties, for
+  example) gets a diagnostic per enabled policy instead of a failed gRPC call.
+
+pulumi-policy's servicer class is internal (``_PolicyAnalyzerServicer``); the supported range in
+``pyproject.toml`` is pinned and the protocol tests start this server exactly as the Pulumi CLI
+starts a Python pack (``python -m pulumi.policy ENGINE PACK_DIR``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable
+from concurrent import futures
+from typing import Any
+
+import grpc
+from google.protobuf import json_format
+from pulumi.runtime import proto
+from pulumi.runtime.proto import analyzer_pb2_grpc
+from pulumi_policy import EnforcementLevel, Policy
+from pulumi_policy.policy import _GRPC_CHANNEL_OPTIONS, _PolicyAnalyzerServicer
+
+from pushguard import __version__
+from pushguard.crossguard.policies import build_policies
+from pushguard.crossguard.secrets import secrets_in_scope
+from pushguard.crossguard.wire import secret_strings
+from pushguard.rules.docs import rules_markdown
+
+PACK_NAME = "pushguard"
+PACK_DESCRIPTION = (
+    "Safe Google Cloud Pub/Sub push subscriptions: HTTPS endpoints, same-project push-auth "
+    "service accounts, VPC Service Controls default URLs, IAM for push and dead-lettering."
+)
+PACK_VERSION = __version__
+"""Reported in messages; ``PulumiPolicy.yaml`` carries the same version (a test checks)."""
+
+
+class _GuardedServicer(_PolicyAnalyzerServicer):
+    def __init__(self, policies: list[Policy]) -> None:
+        super().__init__(
+            PACK_NAME,
+            PACK_VERSION,
+            policies,
+            EnforcementLevel.ADVISORY,
+            None,
+            PACK_DESCRIPTION,
+            "pushguard",
+            rules_markdown(),
+            "gcp",
+            ["gcp", "pubsub"],
+            "https://github.com/pushguard/pushguard",
+        )
+        self._policies = policies
+
+    def Analyze(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC method name
+        return self._guarded(super().Analyze, request, context, [request.properties], request.urn)
+
+    def AnalyzeStack(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC method name
+        structs = [r.properties for r in request.resources]
+        return self._guarded(super().AnalyzeStack, request, context, structs, "")
+
+    def _guarded(
+        self,
+        call: Callable[[Any, Any], Any],
+        request: Any,
+        context: Any,
+        structs: Iterable[Any],
+        urn: str,
+    ) -> Any:
+        try:
+            secrets = {s for st in structs for s in secret_strings(json_format.MessageToDict(st))}
+        except Exception:
+            secrets = set()
+        with secrets_in_scope(secrets):
+            try:
+                return call(request, context)
+            except Exception as error:
+                return self._undecodable(error, urn)
+
+    def _undecodable(self, error: Exception, urn: str) -> Any:
+        response = proto.AnalyzeResponse()
+        for policy in self._policies:
+            level = self._get_enforcement_level(policy)
+            if level == EnforcementLevel.DISABLED:
+                continue
+            response.diagnostics.append(
+                proto.AnalyzeDiagnostic(
+                    policyName=policy.name,
+                    policyPackName=PACK_NAME,
+                    policyPackVersion=PACK_VERSION,
+                    message=(
+                        f"{policy.description}\npushguard could not decode the resource "
+                        f"properties ({type(error).__name__}), so {policy.name} could not run."
+                    ),
+                    urn=urn,
+                    description=policy.description,
+                    enforcementLevel=self._map_enforcement_level(level),
+                )
+            )
+        return response
+
+
+def serve(policies: list[Policy] | None = None) -> None:
+    """Serve the pack on a free loopback port until interrupted.
+
+    The port is written to stdout as the first and only line, as the Pulumi CLI expects
+    (``policies`` default: :func:`~pushguard.crossguard.policies.build_policies`).
+    """
+    servicer = _GuardedServicer(policies if policies is not None else build_policies())
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4), options=_GRPC_CHANNEL_OPTIONS)
+    analyzer_pb2_grpc.add_AnalyzerServicer_to_server(servicer, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    sys.stdout.buffer.write(f"{port}\n".encode())
+    sys.stdout.flush()
+    try:
+        server.wait_for_termination()
+    except KeyboardInterrupt:
+        server.stop(0)

@@ -1,0 +1,175 @@
+"""Reading Pulumi's wire form of resource properties without tripping over it.
+
+Resource properties reach a policy pack as a ``google.protobuf.Struct`` in Pulumi's wire form:
+camelCase keys, unknown values at preview as sentinel strings (one per type, for example
+``04da6b54-80e4-46f7-96ec-b56ff0331ba9`` for a string), secrets as envelopes
+``{"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "value": ...}``
+(https://github.com/pulumi/pulumi/blob/master/sdk/go/common/resource/properties.go). Anything may
+also be missing, or have a shape the provider would reject. The helpers here never raise on such
+input: they return :data:`UNKNOWN`, ``None``, or a :class:`WireShapeError` to report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Final
+
+from pulumi_policy.deserialize import serialize_properties
+from pulumi_policy.proxy import (
+    UNKNOWN_ARCHIVE_VALUE,
+    UNKNOWN_ARRAY_VALUE,
+    UNKNOWN_ASSET_VALUE,
+    UNKNOWN_BOOLEAN_VALUE,
+    UNKNOWN_NUMBER_VALUE,
+    UNKNOWN_OBJECT_VALUE,
+    UNKNOWN_STRING_VALUE,
+)
+
+UNKNOWN_SENTINELS: Final = frozenset(
+    {
+        UNKNOWN_STRING_VALUE,
+        UNKNOWN_BOOLEAN_VALUE,
+        UNKNOWN_NUMBER_VALUE,
+        UNKNOWN_ARRAY_VALUE,
+        UNKNOWN_OBJECT_VALUE,
+        UNKNOWN_ASSET_VALUE,
+        UNKNOWN_ARCHIVE_VALUE,
+    }
+)
+"""The strings Pulumi sends for a value that is not known yet (at preview)."""
+
+SIG_KEY: Final = "4dabf18193072939515e22adb298388d"
+SECRET_SIG: Final = "1b47061264138c4ac30d75fd1eb44270"
+
+
+class Unknown:
+    """The type of :data:`UNKNOWN`, the marker for a value that is not known yet."""
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN: Final = Unknown()
+
+
+class WireShapeError(ValueError):
+    """A property has a shape pushguard cannot read (``path`` in dotted camelCase, ``expected``
+    in words); reported as a diagnostic, never raised out of a policy."""
+
+    def __init__(self, path: str, expected: str, got: object) -> None:
+        self.path = path
+        self.expected = expected
+        self.got_type = "an unknown value" if got is UNKNOWN else type(got).__name__
+        super().__init__(f"{path} must be {expected}, not {self.got_type}")
+
+
+def is_unknown(value: object) -> bool:
+    """True for :data:`UNKNOWN` and for Pulumi's unknown sentinel strings."""
+    return value is UNKNOWN or (isinstance(value, str) and value in UNKNOWN_SENTINELS)
+
+
+def plain(props: Any) -> Any:
+    """Pulumi-policy's proxied props as plain dicts and lists, unknown sentinels kept.
+
+    Reading through pulumi-policy's proxy raises on an unknown value and turns it into an advisory
+    "can't run policy during preview"; pushguard reads the plain form and decides per rule.
+    """
+    return serialize_properties(props) if isinstance(props, Mapping) else props
+
+
+def get(props: Mapping[str, Any], path: str) -> Any:
+    """The value at dotted ``path`` (``pushConfig.oidcToken.audience``), :data:`UNKNOWN` if it or
+    an enclosing object is not known yet, ``None`` if absent.
+
+    Pulumi sends a single nested object either as an object or as a one-element list (Terraform
+    bridged blocks); both are read. Raises :class:`WireShapeError` when an enclosing value is
+    neither an object nor absent.
+    """
+    current: Any = props
+    walked: list[str] = []
+    for key in path.split("."):
+        if current is None:
+            return None
+        if is_unknown(current):
+            return UNKNOWN
+        if isinstance(current, Sequence) and not isinstance(current, str) and len(current) <= 1:
+            current = current[0] if current else None
+            if current is None:
+                return None
+            if is_unknown(current):
+                return UNKNOWN
+        if not isinstance(current, Mapping):
+            raise WireShapeError(".".join(walked) or "properties", "an object", current)
+        walked.append(key)
+        current = current.get(key)
+    return UNKNOWN if is_unknown(current) else current
+
+
+def get_str(props: Mapping[str, Any], path: str) -> str | Unknown | None:
+    """A string property: the string, :data:`UNKNOWN`, or ``None`` when absent or empty.
+
+    Raises :class:`WireShapeError` for any other type.
+    """
+    value = get(props, path)
+    if value is None or value is UNKNOWN:
+        return value
+    if not isinstance(value, str):
+        raise WireShapeError(path, "a string", value)
+    return value or None
+
+
+def get_bool(props: Mapping[str, Any], path: str) -> bool | Unknown | None:
+    """A boolean property: the bool, :data:`UNKNOWN`, or ``None``. Raises
+    :class:`WireShapeError` for any other type."""
+    value = get(props, path)
+    if value is None or value is UNKNOWN:
+        return value
+    if not isinstance(value, bool):
+        raise WireShapeError(path, "a boolean", value)
+    return value
+
+
+def get_str_list(props: Mapping[str, Any], path: str) -> tuple[str | Unknown, ...] | Unknown:
+    """A list of strings (absent: empty); elements may be :data:`UNKNOWN`. Raises
+    :class:`WireShapeError` for any other shape."""
+    value = get(props, path)
+    if value is None:
+        return ()
+    if isinstance(value, Unknown):
+        return UNKNOWN
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise WireShapeError(path, "a list of strings", value)
+    items: list[str | Unknown] = []
+    for item in value:
+        if is_unknown(item):
+            items.append(UNKNOWN)
+        elif isinstance(item, str):
+            items.append(item)
+        else:
+            raise WireShapeError(f"{path}[]", "a string", item)
+    return tuple(items)
+
+
+def secret_strings(wire: Any) -> Iterator[str]:
+    """Every string inside a secret envelope of a wire-form value (a ``Struct`` as a dict), for
+    scrubbing messages. Non-secret values are not returned."""
+    if isinstance(wire, Mapping):
+        if wire.get(SIG_KEY) == SECRET_SIG:
+            yield from _strings(wire.get("value"))
+            return
+        for item in wire.values():
+            yield from secret_strings(item)
+    elif isinstance(wire, list):
+        for item in wire:
+            yield from secret_strings(item)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)

@@ -1,0 +1,250 @@
+"""A client for a policy pack, started and spoken to exactly as the Pulumi CLI does.
+
+The CLI runs a Python pack as ``python -m pulumi.policy ENGINE_ADDRESS PACK_DIR`` with the pack
+folder as working directory, reads the gRPC port from the first line of its stdout, and calls the
+``pulumirpc.Analyzer`` service: ``GetAnalyzerInfo``, ``Configure``, then ``Analyze`` per resource
+and ``AnalyzeStack`` once (https://github.com/pulumi/pulumi/blob/master/proto/pulumi/analyzer.proto).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import grpc
+from google.protobuf import empty_pb2, json_format, struct_pb2
+from pulumi.runtime import proto
+from pulumi.runtime.proto import analyzer_pb2_grpc
+
+from pushguard.preview.engine import ResourceRecord
+
+_LEVELS = {
+    "advisory": proto.ADVISORY,
+    "mandatory": proto.MANDATORY,
+    "remediate": proto.REMEDIATE,
+    "disabled": proto.DISABLED,
+}
+LEVEL_NAMES = {value: name for name, value in _LEVELS.items()}
+"""Enforcement level enum value -> its CrossGuard name."""
+
+
+class PackStartError(RuntimeError):
+    """The pack process exited or printed something other than a port first; ``stderr`` holds
+    what it wrote there."""
+
+    def __init__(self, message: str, stderr: str = "") -> None:
+        self.stderr = stderr
+        super().__init__(f"{message}\n{stderr}".rstrip())
+
+
+@dataclass(frozen=True)
+class AnalyzerResource:
+    """One resource to analyse, in wire form: ``properties`` is a JSON-like dict that may hold
+    unknown sentinels and secret envelopes; ``property_dependencies`` maps a property to URNs."""
+
+    urn: str
+    type: str
+    name: str
+    properties: Mapping[str, Any]
+    provider: Mapping[str, Any] | None = None
+    provider_type: str = "pulumi:providers:gcp"
+    parent: str = ""
+    dependencies: tuple[str, ...] = ()
+    property_dependencies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @classmethod
+    def from_record(
+        cls, record: ResourceRecord, provider: Mapping[str, Any] | None = None
+    ) -> AnalyzerResource:
+        """From a registration recorded by the mock engine; ``provider`` is the provider's
+        configuration (the mock runtime registers no default provider)."""
+        return cls(
+            urn=record.urn,
+            type=record.type,
+            name=record.name,
+            properties=record.inputs,
+            provider=provider,
+            parent=record.parent,
+            dependencies=record.dependencies,
+            property_dependencies=record.property_dependencies,
+        )
+
+    def _struct(self) -> struct_pb2.Struct:
+        return json_format.ParseDict(dict(self.properties), struct_pb2.Struct())
+
+    def _provider(self) -> Any:
+        if self.provider is None:
+            return None
+        return proto.AnalyzerProviderResource(
+            type=self.provider_type,
+            properties=json_format.ParseDict(dict(self.provider), struct_pb2.Struct()),
+            urn=f"urn:pulumi:stack::project::{self.provider_type}::default",
+            name="default",
+        )
+
+    def analyze_request(self) -> Any:
+        """The ``AnalyzeRequest`` for this resource."""
+        return proto.AnalyzeRequest(
+            type=self.type,
+            properties=self._struct(),
+            urn=self.urn,
+            name=self.name,
+            options=proto.AnalyzerResourceOptions(parent=self.parent),
+            provider=self._provider(),
+        )
+
+    def stack_resource(self) -> Any:
+        """The ``AnalyzerResource`` of an ``AnalyzeStackRequest``."""
+        return proto.AnalyzerResource(
+            type=self.type,
+            properties=self._struct(),
+            urn=self.urn,
+            name=self.name,
+            options=proto.AnalyzerResourceOptions(parent=self.parent),
+            provider=self._provider(),
+            parent=self.parent,
+            dependencies=list(self.dependencies),
+            propertyDependencies={
+                key: proto.AnalyzerPropertyDependencies(urns=list(urns))
+                for key, urns in self.property_dependencies.items()
+            },
+        )
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One ``AnalyzeDiagnostic``: policy name, enforcement level name, URN ("" for the stack)
+    and message."""
+
+    policy: str
+    level: str
+    urn: str
+    message: str
+    severity: int = 0
+
+    @classmethod
+    def from_proto(cls, diagnostic: Any) -> Diagnostic:
+        """From the protobuf message."""
+        return cls(
+            policy=diagnostic.policyName,
+            level=LEVEL_NAMES.get(diagnostic.enforcementLevel, "advisory"),
+            urn=diagnostic.urn,
+            message=diagnostic.message,
+            severity=diagnostic.severity,
+        )
+
+
+class PolicyPackProcess:
+    """A running policy pack; use as a context manager.
+
+    ``python`` is the interpreter the pack runs under (default: this one). Raises
+    :class:`PackStartError` if the pack does not print a port within ``timeout`` seconds.
+    """
+
+    def __init__(self, pack_dir: Path, python: str | None = None, timeout: float = 60.0) -> None:
+        self.pack_dir = Path(pack_dir).resolve()
+        self.python = python or sys.executable
+        self.timeout = timeout
+        self.first_line = b""
+        self._process: subprocess.Popen[bytes] | None = None
+        self._channel: grpc.Channel | None = None
+        self._stderr: list[bytes] = []
+        self.stub: Any = None
+
+    def __enter__(self) -> PolicyPackProcess:
+        # The CLI passes its engine address; the pack only needs it to log, which pushguard's
+        # pack does not.
+        self._process = subprocess.Popen(
+            [self.python, "-m", "pulumi.policy", "127.0.0.1:0", str(self.pack_dir)],
+            cwd=self.pack_dir,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        assert self._process.stdout is not None and self._process.stderr is not None
+        threading.Thread(target=self._drain, args=(self._process.stderr,), daemon=True).start()
+        line = self._read_first_line(self._process.stdout)
+        self.first_line = line
+        text = line.decode(errors="replace").strip()
+        if not text.isdigit():
+            self.__exit__(None, None, None)
+            raise PackStartError(
+                f"the policy pack printed {text!r} before its port", self.stderr_text
+            )
+        self._channel = grpc.insecure_channel(f"127.0.0.1:{text}")
+        grpc.channel_ready_future(self._channel).result(timeout=self.timeout)
+        self.stub = analyzer_pb2_grpc.AnalyzerStub(self._channel)
+        return self
+
+    def _read_first_line(self, stream: IO[bytes]) -> bytes:
+        result: list[bytes] = []
+        reader = threading.Thread(target=lambda: result.append(stream.readline()), daemon=True)
+        reader.start()
+        reader.join(self.timeout)
+        if not result or not result[0]:
+            self.__exit__(None, None, None)
+            raise PackStartError("the policy pack exited or printed no port", self.stderr_text)
+        return result[0]
+
+    def _drain(self, stream: IO[bytes]) -> None:
+        for chunk in iter(lambda: stream.read(4096), b""):
+            self._stderr.append(chunk)
+
+    @property
+    def stderr_text(self) -> str:
+        """What the pack wrote to stderr so far."""
+        return b"".join(self._stderr).decode(errors="replace")
+
+    def __exit__(self, *exc: object) -> None:
+        if self._channel is not None:
+            self._channel.close()
+        if self._process is not None and self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+
+    # --- the Analyzer calls --------------------------------------------------------------
+
+    def info(self) -> Any:
+        """``GetAnalyzerInfo``: the pack's name and its policies."""
+        return self.stub.GetAnalyzerInfo(empty_pb2.Empty())
+
+    def configure(self, config: Mapping[str, Any]) -> None:
+        """``Configure`` with a ``policy-config.json``-shaped mapping, resolved as the CLI does:
+        a policy's level is its own ``enforcementLevel``, else ``all``, else its default; the
+        other keys are its properties."""
+        info = self.info()
+        default_all = config.get("all")
+        policy_config = {}
+        for policy in info.policies:
+            raw = config.get(policy.name, {})
+            if isinstance(raw, str):
+                raw = {"enforcementLevel": raw}
+            level_name = raw.get("enforcementLevel", default_all)
+            level = _LEVELS[level_name] if level_name else policy.enforcementLevel
+            properties = {k: v for k, v in raw.items() if k != "enforcementLevel"}
+            policy_config[policy.name] = proto.PolicyConfig(
+                enforcementLevel=level,
+                properties=json_format.ParseDict(properties, struct_pb2.Struct()),
+            )
+        self.stub.Configure(proto.ConfigureAnalyzerRequest(policyConfig=policy_config))
+
+    def analyze(self, resource: AnalyzerResource) -> list[Diagnostic]:
+        """``Analyze`` one resource."""
+        response = self.stub.Analyze(resource.analyze_request())
+        return [Diagnostic.from_proto(d) for d in response.diagnostics]
+
+    def analyze_stack(self, resources: Iterable[AnalyzerResource]) -> list[Diagnostic]:
+        """``AnalyzeStack`` over every resource."""
+        request = proto.AnalyzeStackRequest(resources=[r.stack_resource() for r in resources])
+        response = self.stub.AnalyzeStack(request)
+        return [Diagnostic.from_proto(d) for d in response.diagnostics]

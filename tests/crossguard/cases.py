@@ -1,0 +1,176 @@
+"""Pass and fail fixtures per policy, in the style of Checkov/KICS: each case names the policy it
+must (``fail``) or must not (``pass``) trigger, the resources of one stack in wire form, and the
+pack settings given to every policy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pushguard.preview.analyzer import AnalyzerResource
+from tests.crossguard.wire import (
+    AGENT, NUMBER, PROJECT, PUSH_SA, RUN_URL, UNKNOWN, account, push_config, resource, run_invoker,
+    run_service, sa_member, subscription, token_creator, urn,
+)
+
+NUMBERS = {"projectNumbers": {PROJECT: NUMBER}}
+DETERMINISTIC = f"https://orders-{NUMBER}.europe-west1.run.app/"
+ACCOUNT_URN = urn("gcp:serviceaccount/account:Account", "orders-push")
+RUN_URN = urn("gcp:cloudrunv2/service:Service", "orders")
+TOPIC_URN = urn("gcp:pubsub/topic:Topic", "orders-dlq")
+SUB_URN = urn("gcp:pubsub/subscription:Subscription", "orders")
+
+
+@dataclass(frozen=True)
+class Case:
+    policy: str
+    expect: str  # "pass" or "fail"
+    name: str
+    resources: tuple[AnalyzerResource, ...]
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return f"{self.policy}:{self.expect}:{self.name}"
+
+
+def case(policy: str, expect: str, name: str, *resources: AnalyzerResource, **settings: Any) -> Case:
+    return Case(policy, expect, name, resources, settings)
+
+
+def perimeter(*projects: str, services: tuple[str, ...] = ("pubsub.googleapis.com",)) -> AnalyzerResource:
+    return resource("gcp:accesscontextmanager/servicePerimeter:ServicePerimeter", "perimeter", {
+        "name": "accessPolicies/1/servicePerimeters/orders", "title": "orders",
+        "status": {"resources": list(projects), "restrictedServices": list(services)}})
+
+
+def unknown_account_sub(**kw: Any) -> AnalyzerResource:
+    return subscription(pushConfig=push_config(account=UNKNOWN), deps={"pushConfig": (ACCOUNT_URN,)}, **kw)
+
+
+def cloud_run_sub(**kw: Any) -> AnalyzerResource:
+    return subscription(pushConfig=push_config(endpoint=UNKNOWN), deps={"pushConfig": (RUN_URN,)}, **kw)
+
+
+def dlq_sub() -> AnalyzerResource:
+    return subscription(deadLetterPolicy={"deadLetterTopic": f"projects/{PROJECT}/topics/orders-dlq",
+                                          "maxDeliveryAttempts": 10})
+
+
+def dlq_grants() -> tuple[AnalyzerResource, ...]:
+    return (
+        resource("gcp:pubsub/topicIAMMember:TopicIAMMember", "dlq-publisher",
+                 {"topic": f"projects/{PROJECT}/topics/orders-dlq", "role": "roles/pubsub.publisher",
+                  "member": AGENT}),
+        resource("gcp:pubsub/subscriptionIAMMember:SubscriptionIAMMember", "dlq-subscriber",
+                 {"subscription": UNKNOWN, "role": "roles/pubsub.subscriber", "member": AGENT},
+                 property_dependencies={"subscription": (SUB_URN,)}),
+    )
+
+
+CASES: list[Case] = [
+    # push-endpoint-https
+    case("push-endpoint-https", "pass", "cloud run default url", subscription()),
+    case("push-endpoint-https", "pass", "pull subscription", subscription(pushConfig=None)),
+    case("push-endpoint-https", "pass", "exempt prefix", subscription(pushConfig=push_config("rpc://x/y")),
+         exemptEndpointPrefixes=["rpc://"]),
+    case("push-endpoint-https", "pass", "uri of a cloud run service in the stack", cloud_run_sub(), run_service()),
+    case("push-endpoint-https", "fail", "plain http", subscription(pushConfig=push_config("http://events.example.com/p"))),
+    case("push-endpoint-https", "fail", "userinfo", subscription(pushConfig=push_config("https://a:b@events.example.com/"))),
+    case("push-endpoint-https", "fail", "metadata server", subscription(pushConfig=push_config("https://169.254.169.254/"))),
+    case("push-endpoint-https", "fail", "exemption is for another scheme",
+         subscription(pushConfig=push_config("http://events.example.com/")), exemptEndpointPrefixes=["rpc://"]),
+    case("push-endpoint-https", "fail", "nested list form", subscription(pushConfig=[push_config("http://x.example.com/")])),
+    # push-auth-oidc
+    case("push-auth-oidc", "pass", "oidc token", subscription()),
+    case("push-auth-oidc", "pass", "account created in the stack", unknown_account_sub(), account()),
+    case("push-auth-oidc", "fail", "no oidc token", subscription(pushConfig=push_config(account=None))),
+    # push-sa-same-project
+    case("push-sa-same-project", "pass", "same project", subscription()),
+    case("push-sa-same-project", "pass", "project from pack config", subscription(provider=None),
+         defaultProject=PROJECT),
+    case("push-sa-same-project", "pass", "account created in the stack", unknown_account_sub(), account()),
+    case("push-sa-same-project", "fail", "other project",
+         subscription(pushConfig=push_config(account="orders-push@other-proj.iam.gserviceaccount.com"))),
+    case("push-sa-same-project", "fail", "own project property wins over the provider's",
+         subscription(project="billing-prod")),
+    case("push-sa-same-project", "fail", "account created in the stack in another project",
+         unknown_account_sub(), account(project="shared-identities")),
+    case("push-sa-same-project", "fail", "user email", subscription(pushConfig=push_config(account="dev@example.com"))),
+    # push-vpcsc-default-url
+    case("push-vpcsc-default-url", "pass", "no perimeter, custom domain",
+         subscription(pushConfig=push_config("https://events.example.com/"))),
+    case("push-vpcsc-default-url", "pass", "perimeter, default url", subscription(), perimeterProjects=[PROJECT]),
+    case("push-vpcsc-default-url", "pass", "perimeter, uri of a cloud run service in the stack",
+         cloud_run_sub(), run_service(), perimeterProjects=[PROJECT]),
+    case("push-vpcsc-default-url", "fail", "configured perimeter project, custom domain",
+         subscription(pushConfig=push_config("https://events.example.com/")), perimeterProjects=[PROJECT]),
+    case("push-vpcsc-default-url", "fail", "configured by number, custom domain",
+         subscription(pushConfig=push_config("https://events.example.com/")),
+         perimeterProjects=[f"projects/{NUMBER}"], **NUMBERS),
+    case("push-vpcsc-default-url", "fail", "perimeter declared in the stack, custom domain",
+         subscription(pushConfig=push_config("https://events.example.com/")), perimeter(f"projects/{NUMBER}"),
+         **NUMBERS),
+    case("push-vpcsc-default-url", "pass", "declared perimeter does not restrict pubsub",
+         subscription(pushConfig=push_config("https://events.example.com/")),
+         perimeter(f"projects/{NUMBER}", services=("storage.googleapis.com",)), **NUMBERS),
+    case("push-vpcsc-default-url", "fail", "lookalike host", subscription(
+        pushConfig=push_config("https://x.a.run.app.evil.example/")), perimeterProjects=[PROJECT]),
+    # push-no-exactly-once
+    case("push-no-exactly-once", "pass", "off", subscription(enableExactlyOnceDelivery=False)),
+    case("push-no-exactly-once", "pass", "pull with exactly once",
+         subscription(pushConfig=None, enableExactlyOnceDelivery=True)),
+    case("push-no-exactly-once", "fail", "push with exactly once", subscription(enableExactlyOnceDelivery=True)),
+    # push-agent-token-creator
+    case("push-agent-token-creator", "pass", "grant on the account in the stack", subscription(),
+         token_creator(), **NUMBERS),
+    case("push-agent-token-creator", "pass", "granted outside the stack", subscription(),
+         tokenCreatorGrantedProjects=[PROJECT], **NUMBERS),
+    case("push-agent-token-creator", "pass", "project-level grant", subscription(),
+         resource("gcp:projects/iAMMember:IAMMember", "agent-token-creator",
+                  {"project": PROJECT, "role": "roles/iam.serviceAccountTokenCreator", "member": AGENT}),
+         **NUMBERS),
+    case("push-agent-token-creator", "pass", "grant on an account created in the stack",
+         unknown_account_sub(), account(),
+         sa_member("tc", UNKNOWN, "roles/iam.serviceAccountTokenCreator", AGENT,
+                   deps={"serviceAccountId": (ACCOUNT_URN,)}), **NUMBERS),
+    case("push-agent-token-creator", "fail", "no grant", subscription(), **NUMBERS),
+    case("push-agent-token-creator", "fail", "grant to another member", subscription(),
+         sa_member("tc", f"projects/{PROJECT}/serviceAccounts/{PUSH_SA}",
+                   "roles/iam.serviceAccountTokenCreator", "user:dev@example.com"), **NUMBERS),
+    # push-invoker-binding
+    case("push-invoker-binding", "pass", "binding on the deterministic url's service",
+         subscription(pushConfig=push_config(DETERMINISTIC)), run_invoker()),
+    case("push-invoker-binding", "pass", "external endpoint",
+         subscription(pushConfig=push_config("https://hooks.partner.example/"))),
+    case("push-invoker-binding", "pass", "binding through the service's urn", cloud_run_sub(), run_service(),
+         run_invoker(service="orders", deps={"name": (RUN_URN,)})),
+    case("push-invoker-binding", "fail", "no binding on the deterministic url's service",
+         subscription(pushConfig=push_config(DETERMINISTIC))),
+    case("push-invoker-binding", "fail", "cloud run service in the stack, no binding", cloud_run_sub(), run_service()),
+    case("push-invoker-binding", "fail", "binding for another account",
+         subscription(pushConfig=push_config(DETERMINISTIC)),
+         run_invoker(member="serviceAccount:other@acme-orders.iam.gserviceaccount.com")),
+    # push-dead-letter-iam
+    case("push-dead-letter-iam", "pass", "no dead-letter topic", subscription(), **NUMBERS),
+    case("push-dead-letter-iam", "pass", "both grants", dlq_sub(), *dlq_grants(), **NUMBERS),
+    case("push-dead-letter-iam", "fail", "no grants", dlq_sub(), **NUMBERS),
+    case("push-dead-letter-iam", "fail", "publisher only", dlq_sub(), dlq_grants()[0], **NUMBERS),
+    # push-no-query-token
+    case("push-no-query-token", "pass", "harmless parameter",
+         subscription(pushConfig=push_config(RUN_URL + "?tenant=eu"))),
+    case("push-no-query-token", "fail", "token parameter", subscription(pushConfig=push_config(RUN_URL + "?token=s3cr3t"))),
+    case("push-no-query-token", "fail", "api_key parameter", subscription(pushConfig=push_config(RUN_URL + "?API-Key=x"))),
+    # push-audience-explicit
+    case("push-audience-explicit", "pass", "explicit", subscription()),
+    case("push-audience-explicit", "pass", "unknown yet", subscription(pushConfig=push_config(audience=UNKNOWN))),
+    case("push-audience-explicit", "fail", "implicit", subscription(pushConfig=push_config(audience=None))),
+    # push-sa-broad-grants
+    case("push-sa-broad-grants", "pass", "group may act as", subscription(),
+         sa_member("act-as", PUSH_SA, "roles/iam.serviceAccountUser", "group:platform@example.com")),
+    case("push-sa-broad-grants", "fail", "allUsers may act as", subscription(),
+         sa_member("act-as", PUSH_SA, "roles/iam.serviceAccountUser", "allUsers")),
+    case("push-sa-broad-grants", "fail", "domain may mint tokens", subscription(),
+         sa_member("tc", f"projects/-/serviceAccounts/{PUSH_SA}", "roles/iam.serviceAccountTokenCreator",
+                   "domain:example.com")),
+]
