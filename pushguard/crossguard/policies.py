@@ -152,7 +152,7 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
                 if result.status is Status.VIOLATION:
                     report(f"{sub.name}: {result.message}", sub.urn)
                 elif full.facts.unknown:
-                    unverified.append((sub, f"{result.message} ({_why(full)})"))
+                    unverified.append((sub, f"{result.message} ({_why(full, result.field)})"))
         if not unverified:
             return
         if settings.unknown_at_preview == "enforce":
@@ -168,9 +168,12 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
         raise error
 
 
-def _why(resolution: Resolution) -> str:
-    reasons = [resolution.reasons[f] for f in sorted(resolution.reasons)]
-    return "; ".join(reasons) if reasons else "a value is not known until the stack is deployed"
+def _why(resolution: Resolution, field: str | None) -> str:
+    """Why the facts a result is about are unknown; all reasons when none matches its field."""
+    reasons = resolution.reasons
+    relevant = [reasons[f] for f in sorted(reasons) if field and f.startswith(field)]
+    chosen = relevant or [reasons[f] for f in sorted(reasons)]
+    return "; ".join(chosen) if chosen else "a value is not known until the stack is deployed"
 
 
 def build_policies() -> list[Policy]:

@@ -59,8 +59,20 @@ class WireShapeError(ValueError):
     def __init__(self, path: str, expected: str, got: object) -> None:
         self.path = path
         self.expected = expected
-        self.got_type = "an unknown value" if got is UNKNOWN else type(got).__name__
+        self.got_type = _json_type(got)
         super().__init__(f"{path} must be {expected}, not {self.got_type}")
+
+
+def _json_type(value: object) -> str:
+    """A value's type in JSON's words (protobuf sends every number as a double)."""
+    if is_unknown(value):
+        return "an unknown value"
+    for kind, words in ((bool, "a boolean"), (int | float, "a number"), (str, "a string")):
+        if isinstance(value, kind):
+            return words
+    if isinstance(value, Mapping):
+        return "an object"
+    return "a list" if isinstance(value, Sequence) else type(value).__name__
 
 
 def is_unknown(value: object) -> bool:
