@@ -175,10 +175,13 @@ def _endpoint_service(
         if len(sources) != 1:
             return None
         source = sources[0]
-        b.values["push_endpoint_source"] = (
-            "cloud-run" if source.type in (RUN_V2, RUN_V1) else "cloud-function"
-        )
+        cloud_run = source.type in (RUN_V2, RUN_V1)
+        b.values["push_endpoint_source"] = "cloud-run" if cloud_run else "cloud-function"
         b.resolved("push_endpoint")
+        b.reasons["push_endpoint"] = (
+            f"pushConfig.pushEndpoint is presumed to be the URL of {source.type} {source.name!r}, "
+            "not known until it is created"
+        )
         return graph.services.get(source.urn)
     if not endpoint:
         return None

@@ -151,7 +151,7 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
             for result in self.rule.check(full.facts):
                 if result.status is Status.VIOLATION:
                     report(f"{sub.name}: {result.message}", sub.urn)
-                elif full.facts.unknown:
+                elif _undecided_at_preview(full, result.field):
                     unverified.append((sub, f"{result.message} ({_why(full, result.field)})"))
         if not unverified:
             return
@@ -166,6 +166,13 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
             "the subscription; set unknownAtPreview to enforce to fail the preview instead"
         )
         raise error
+
+
+def _undecided_at_preview(resolution: Resolution, field: str | None) -> bool:
+    """An undecided result is due to preview when a fact is unknown or the result's field rests
+    on a presumption about a value not known yet; otherwise the fact was simply not collected."""
+    presumed = any(field and fact.startswith(field) for fact in resolution.reasons)
+    return bool(resolution.facts.unknown) or presumed
 
 
 def _why(resolution: Resolution, field: str | None) -> str:

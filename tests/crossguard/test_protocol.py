@@ -21,7 +21,7 @@ from pushguard.rules import RULES
 from tests.crossguard.cases import ACCOUNT_URN, RUN_URN
 from tests.crossguard.conftest import PACK
 from tests.crossguard.wire import (
-    PROJECT, UNKNOWN, account, push_config, resource, run_service, secret, subscription, urn,
+    PROJECT, PUSH_SA, UNKNOWN, account, push_config, resource, run_service, secret, subscription, urn,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -205,6 +205,38 @@ def test_perimeter_with_unknown_projects_is_reported_not_passed(pack: PolicyPack
     found = [d for d in everything(pack, [sub, perimeter]) if d.policy == "push-vpcsc-default-url"]
     assert len(found) == 1 and found[0].message.startswith(PREVIEW_PREFIX)
     assert "projects of p are not known" in found[0].message
+
+
+FUNCTION_URN = urn("gcp:cloudfunctionsv2/function:Function", "orders-fn")
+
+
+@pytest.mark.parametrize(
+    ("policy", "resources"),
+    [
+        ("push-vpcsc-default-url", [
+            subscription(pushConfig=push_config(endpoint=UNKNOWN),
+                         deps={"pushConfig": (FUNCTION_URN,)}),
+            resource("gcp:cloudfunctionsv2/function:Function", "orders-fn",
+                     {"name": "orders-fn", "url": UNKNOWN})]),
+        ("push-no-exactly-once", [
+            subscription(enableExactlyOnceDelivery=UNKNOWN,
+                         deps={"enableExactlyOnceDelivery": (LB_URN,)}), LB]),
+        ("push-agent-token-creator", [
+            subscription(), resource("gcp:serviceaccount/iAMMember:IAMMember", "tc", {
+                "serviceAccountId": f"projects/{PROJECT}/serviceAccounts/{PUSH_SA}",
+                "role": "roles/iam.serviceAccountTokenCreator", "member": UNKNOWN},
+                property_dependencies={"member": (LB_URN,)}), LB]),
+    ],
+    ids=["function-endpoint-in-perimeter", "exactly-once-unknown", "token-creator-member-unknown"],
+)
+def test_undecidable_at_preview_is_reported(
+    pack: PolicyPackProcess, policy: str, resources: list[AnalyzerResource]
+) -> None:
+    settings = {"perimeterProjects": [PROJECT], "projectNumbers": {PROJECT: "123456789012"}}
+    pack.configure(settings_for_all(**settings))
+    found = [d for d in everything(pack, resources) if d.policy == policy]
+    assert len(found) == 1, found
+    assert found[0].level == "advisory" and found[0].message.startswith(PREVIEW_PREFIX)
 
 
 # --- secrets and malformed input --------------------------------------------------------------
