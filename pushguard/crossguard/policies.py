@@ -19,7 +19,6 @@ enforcement level. A validator never raises: bad config and malformed properties
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Protocol
 
 from pulumi_policy import (
@@ -37,7 +36,6 @@ from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
 
 from pushguard.crossguard.config import (
     PackConfigError,
-    PackSettings,
     parse_settings,
     settings_json_schema,
 )
@@ -110,14 +108,11 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
         except Exception as error:
             report(f"pushguard failed to evaluate {self.name}: {type(error).__name__}: {error}")
 
-    def _settings(self, raw: Mapping[str, Any]) -> PackSettings:
-        return parse_settings(self.name, raw)
-
     def _validate_resource(self, args: ResourceValidationArgs, report: _Report) -> None:
         if args.resource_type != SUBSCRIPTION_TYPE:
             return
         try:
-            settings = self._settings(args.get_config())
+            settings = parse_settings(self.name, args.get_config())
         except PackConfigError as error:
             report(f"{error}. Fix policy-config.json; until then this policy cannot check.")
             return
@@ -132,7 +127,7 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
 
     def _validate_stack(self, args: StackValidationArgs, report: _Report) -> None:
         try:
-            settings = self._settings(args.get_config())
+            settings = parse_settings(self.name, args.get_config())
         except PackConfigError:
             return  # the resource half reports it on every subscription
         resources = [WireResource.from_policy_resource(r) for r in args.resources]
@@ -162,8 +157,8 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
         details = "; ".join(f"{sub.name}: {why}" for sub, why in unverified)
         error = UnknownValueError(UNKNOWN_STRING_VALUE, [])
         error.message = scrub(
-            f"{details}. It runs again with the real values before `pulumi up` creates "
-            "the subscription; set unknownAtPreview to enforce to fail the preview instead"
+            f"{details}. It is checked again when the values are known, at `pulumi up`; set "
+            "unknownAtPreview to enforce to fail the preview instead"
         )
         raise error
 
