@@ -37,6 +37,7 @@ from pydantic import (
 )
 
 from pushguard.components.args import TargetKind, TokenCreatorGrant
+from pushguard.rules.facts import PROJECT_ID_PATTERN, PROJECT_NUMBER_PATTERN
 
 
 class _Deferred:
@@ -172,10 +173,10 @@ def _regex(pattern: str, what: str) -> AfterValidator:
 
 
 _PROJECT_ID = _regex(
-    r"^(?:[a-z][a-z0-9.-]*[a-z0-9]:)?[a-z][a-z0-9-]{4,28}[a-z0-9]$",
+    PROJECT_ID_PATTERN,
     "a project ID (6 to 30 lower-case letters, digits and hyphens, starting with a letter)",
 )
-_PROJECT_NUMBER = _regex(r"^[0-9]{1,20}$", "a project number (digits only)")
+_PROJECT_NUMBER = _regex(PROJECT_NUMBER_PATTERN, "a project number (digits only)")
 _REGION = _regex(r"^[a-z]+-[a-z]+[0-9]+$", "a region such as europe-west1")
 _SERVICE_NAME = _regex(
     r"^[A-Za-z][A-Za-z0-9_-]{0,62}$",

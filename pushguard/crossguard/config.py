@@ -15,8 +15,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-_PROJECT_ID = re.compile(r"^(?:[a-z][a-z0-9.-]*[a-z0-9]:)?[a-z][a-z0-9-]{4,28}[a-z0-9]$")
-_PROJECT_NUMBER = re.compile(r"^[0-9]{1,20}$")
+from pushguard.rules.facts import PROJECT_ID_PATTERN, PROJECT_NUMBER_PATTERN
+
+_PROJECT_ID = re.compile(PROJECT_ID_PATTERN)
+_PROJECT_NUMBER = re.compile(PROJECT_NUMBER_PATTERN)
 _SCHEME_PREFIX = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 
 

@@ -134,7 +134,7 @@ def _resolve_through_graph(b: _Builder, graph: StackGraph, in_perimeter: bool) -
 
     project = b.values["project_id"] or b.values["project_number"]
     project_keys = graph.project_keys(project)
-    account_project = _account_project(b, graph)
+    account_project = _account_project(b)
     b.values["push_auth_account_grants"] = _grants(
         b, graph, account_keys | graph.project_keys(account_project), "push_auth_account_grants"
     )
@@ -229,7 +229,7 @@ def _resolve_account(b: _Builder, graph: StackGraph, pushed_from: tuple[str, ...
     return keys
 
 
-def _account_project(b: _Builder, graph: StackGraph) -> str | None:
+def _account_project(b: _Builder) -> str | None:
     email = b.values["push_auth_account"]
     if email:
         owner = service_account_project(email)

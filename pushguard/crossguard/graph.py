@@ -26,6 +26,7 @@ from typing import Any
 from pushguard.crossguard.config import PackSettings
 from pushguard.crossguard.resources import WireResource
 from pushguard.crossguard.wire import UNKNOWN, Unknown, WireShapeError, get, get_str, get_str_list
+from pushguard.rules.endpoint import EndpointError, parse_endpoint
 from pushguard.rules.facts import IamGrant
 
 ACCOUNT = "gcp:serviceaccount/account:Account"
@@ -362,8 +363,11 @@ class StackGraph:
         return ServiceInfo(urn="", kind=kind, name=named[0] if named else "", url=None, keys=keys)
 
     def service_for_url(self, url: str) -> ServiceInfo | None:
-        """The service in the stack whose known URL has the same scheme and host as ``url``."""
+        """The service in the stack whose known URL has the same scheme, host and port as
+        ``url`` (both read by :func:`~pushguard.rules.endpoint.parse_endpoint`)."""
         origin = _origin(url)
+        if origin is None:
+            return None
         for service in self.services.values():
             if service.url and _origin(service.url) == origin:
                 return service
@@ -377,6 +381,9 @@ def _restricts_pubsub(services: tuple[str | Unknown, ...] | Unknown) -> bool | N
     return PUBSUB_API in services
 
 
-def _origin(url: str) -> str:
-    scheme, _, rest = url.partition("://")
-    return f"{scheme.lower()}://{rest.split('/', 1)[0].split('?', 1)[0].lower()}"
+def _origin(url: str) -> tuple[str, str, int] | None:
+    try:
+        endpoint = parse_endpoint(url)
+    except EndpointError:
+        return None
+    return endpoint.scheme, endpoint.host, endpoint.effective_port

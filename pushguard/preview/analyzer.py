@@ -88,26 +88,25 @@ class AnalyzerResource:
             name="default",
         )
 
+    def _common(self) -> dict[str, Any]:
+        """The fields ``AnalyzeRequest`` and ``AnalyzerResource`` share."""
+        return {
+            "type": self.type,
+            "properties": self._struct(),
+            "urn": self.urn,
+            "name": self.name,
+            "options": proto.AnalyzerResourceOptions(parent=self.parent),
+            "provider": self._provider(),
+        }
+
     def analyze_request(self) -> Any:
         """The ``AnalyzeRequest`` for this resource."""
-        return proto.AnalyzeRequest(
-            type=self.type,
-            properties=self._struct(),
-            urn=self.urn,
-            name=self.name,
-            options=proto.AnalyzerResourceOptions(parent=self.parent),
-            provider=self._provider(),
-        )
+        return proto.AnalyzeRequest(**self._common())
 
     def stack_resource(self) -> Any:
         """The ``AnalyzerResource`` of an ``AnalyzeStackRequest``."""
         return proto.AnalyzerResource(
-            type=self.type,
-            properties=self._struct(),
-            urn=self.urn,
-            name=self.name,
-            options=proto.AnalyzerResourceOptions(parent=self.parent),
-            provider=self._provider(),
+            **self._common(),
             parent=self.parent,
             dependencies=list(self.dependencies),
             propertyDependencies={

@@ -16,6 +16,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+PROJECT_ID_PATTERN = r"^(?:[a-z][a-z0-9.-]*[a-z0-9]:)?[a-z][a-z0-9-]{4,28}[a-z0-9]$"
+"""A project ID: 6 to 30 lower-case letters, digits and hyphens, starting with a letter, optionally
+domain-scoped (``example.com:proj``); https://cloud.google.com/resource-manager/docs/creating-managing-projects"""
+PROJECT_NUMBER_PATTERN = r"^[0-9]{1,20}$"
+"""A project number: digits only."""
+
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")

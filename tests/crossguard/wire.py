@@ -5,10 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from pushguard.preview.analyzer import AnalyzerResource
+from tests.helpers import NUMBER, PROJECT, UNKNOWN
 
-UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
-PROJECT = "acme-orders"
-NUMBER = "123456789012"
 AGENT = f"serviceAccount:service-{NUMBER}@gcp-sa-pubsub.iam.gserviceaccount.com"
 PUSH_SA = f"orders-push@{PROJECT}.iam.gserviceaccount.com"
 RUN_URL = "https://orders-3kq2x7ab9c-ew.a.run.app/push"
