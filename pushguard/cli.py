@@ -7,7 +7,10 @@ usage or a failed run.
 from __future__ import annotations
 
 import json
+import os
+import sys
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -15,6 +18,9 @@ from rich.console import Console
 from rich.table import Table
 
 from pushguard import __version__
+from pushguard.preview.report import render_json, render_text
+from pushguard.preview.runner import PreviewError, PreviewOptions, PreviewResult, run_preview
+from pushguard.preview.sarif import render_sarif
 from pushguard.rules import RULES
 from pushguard.rules.docs import rules_markdown
 
@@ -65,6 +71,80 @@ def rules_command(
     for r in RULES:
         table.add_row(r.id, r.default_level.value, r.severity, r.title)
     Console().print(table)
+
+
+class PreviewFormat(StrEnum):
+    """Output formats of ``pushguard preview``."""
+
+    TEXT = "text"
+    JSON = "json"
+    SARIF = "sarif"
+
+
+def _render(result: PreviewResult, output_format: PreviewFormat) -> str:
+    if output_format is PreviewFormat.JSON:
+        return render_json(result)
+    if output_format is PreviewFormat.SARIF:
+        return render_sarif(result)
+    with open(os.devnull, "w") as sink:
+        console = Console(record=True, width=200, file=sink, highlight=False, soft_wrap=True)
+        render_text(result, console)
+    return console.export_text()
+
+
+@app.command("preview")
+def preview_command(  # noqa: PLR0917 - typer maps parameters to options
+    program_dir: Annotated[
+        Path | None,
+        typer.Argument(help="A folder at or under the Pulumi project (default: the current one)."),
+    ] = None,
+    stack: Annotated[
+        str | None,
+        typer.Option("--stack", "-s", help="Stack name (default: $PULUMI_STACK or the only one)."),
+    ] = None,
+    policy_pack: Annotated[
+        Path | None,
+        typer.Option("--policy-pack", help="Policy pack folder (default: pushguard's own pack)."),
+    ] = None,
+    policy_config: Annotated[
+        Path | None,
+        typer.Option("--policy-config", help="Policy config JSON, as --policy-pack-config."),
+    ] = None,
+    output_format: Annotated[
+        PreviewFormat, typer.Option("--format", "-f", help="text, json or sarif")
+    ] = PreviewFormat.TEXT,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Write the report here; the text report still goes to stdout."
+        ),
+    ] = None,
+) -> None:
+    """Preview a Pulumi stack offline and run a policy pack over it, as
+    `pulumi preview --policy-pack` does: no credentials, no cloud calls.
+
+    Exit codes: 0 no mandatory violation, 1 a mandatory violation, 2 bad usage or a failed run.
+    """
+    options = PreviewOptions(program_dir, stack, policy_pack, policy_config)
+    try:
+        result = run_preview(options)
+    except PreviewError as error:
+        typer.echo(f"pushguard preview: error: {error}", err=True)
+        raise typer.Exit(2) from None
+    if output is not None:
+        try:
+            output.write_text(_render(result, output_format), encoding="utf-8")
+        except OSError as error:
+            typer.echo(f"pushguard preview: error: cannot write {output}: {error}", err=True)
+            raise typer.Exit(2) from None
+    if output is None and output_format is not PreviewFormat.TEXT:
+        sys.stdout.write(_render(result, output_format))
+    else:
+        console = Console(highlight=False, soft_wrap=True)
+        if not console.is_terminal:
+            console.width = 200  # CI logs: never cut a resource name or a message
+        render_text(result, console)
+    raise typer.Exit(result.exit_code)
 
 
 def _version(value: bool) -> None:

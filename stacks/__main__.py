@@ -2,6 +2,8 @@
 
 The stack config (``Pulumi.<stack>.yaml``) lists subscriptions; pydantic checks its shape so a typo
 is an error naming the key, and pushguard's ``PushSubscription`` does the wiring and the rule checks.
+``legacySubscriptions`` are wired by hand with raw pulumi-gcp resources (``legacy.py``), as a team
+that bypasses the component would: the ``legacy`` stack shows what the policy pack catches then.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import pulumi
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from legacy import RawSubscription, declare
 from pushguard.components import PushSubscription, PushSubscriptionArgs
 
 
@@ -53,7 +56,8 @@ class StackConfig(_Config):
     project_number: str | None = None
     in_service_perimeter: bool = False
     deployers: list[str] = Field(default_factory=list)
-    subscriptions: list[Subscription]
+    subscriptions: list[Subscription] = Field(default_factory=list)
+    legacy_subscriptions: list[RawSubscription] = Field(default_factory=list)
 
 
 def component_args(stack: StackConfig, sub: Subscription) -> PushSubscriptionArgs:
@@ -87,7 +91,8 @@ stack = StackConfig.model_validate(
         "projectNumber": config.get("projectNumber"),
         "inServicePerimeter": config.get_bool("inServicePerimeter") or False,
         "deployers": config.get_object("deployers") or [],
-        "subscriptions": config.require_object("subscriptions"),
+        "subscriptions": config.get_object("subscriptions") or [],
+        "legacySubscriptions": config.get_object("legacySubscriptions") or [],
     }
 )
 for sub in stack.subscriptions:
@@ -95,3 +100,5 @@ for sub in stack.subscriptions:
     pulumi.export(f"{sub.name}.subscription", component.subscription_path)
     pulumi.export(f"{sub.name}.pushAuthServiceAccount", component.push_auth_service_account_email)
     pulumi.export(f"{sub.name}.audience", component.audience)
+for raw in stack.legacy_subscriptions:
+    pulumi.export(f"{raw.name}.subscription", declare(raw).id)

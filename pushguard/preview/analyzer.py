@@ -23,6 +23,12 @@ from pulumi.runtime import proto
 from pulumi.runtime.proto import analyzer_pb2_grpc
 
 from pushguard.preview.engine import ResourceRecord
+from pushguard.preview.policy_config import (
+    PolicyConfig,
+    parse_policy_config,
+    reconcile,
+    reconcile_unvalidated,
+)
 
 _LEVELS = {
     "advisory": proto.ADVISORY,
@@ -30,7 +36,7 @@ _LEVELS = {
     "remediate": proto.REMEDIATE,
     "disabled": proto.DISABLED,
 }
-LEVEL_NAMES = {value: name for name, value in _LEVELS.items()}
+LEVEL_NAMES: dict[int, str] = {int(value): name for name, value in _LEVELS.items()}
 """Enforcement level enum value -> its CrossGuard name."""
 
 
@@ -60,16 +66,24 @@ class AnalyzerResource:
 
     @classmethod
     def from_record(
-        cls, record: ResourceRecord, provider: Mapping[str, Any] | None = None
+        cls,
+        record: ResourceRecord,
+        provider: Mapping[str, Any] | None = None,
+        *,
+        provider_type: str = "pulumi:providers:gcp",
+        outputs: bool = False,
     ) -> AnalyzerResource:
-        """From a registration recorded by the mock engine; ``provider`` is the provider's
-        configuration (the mock runtime registers no default provider)."""
+        """From a registration recorded by the mock engine: its checked inputs (what ``Analyze``
+        gets) or, with ``outputs``, its planned outputs (what ``AnalyzeStack`` gets);
+        ``provider`` is the provider's configuration (the mock runtime registers no default
+        provider)."""
         return cls(
             urn=record.urn,
             type=record.type,
             name=record.name,
-            properties=record.inputs,
+            properties=record.outputs if outputs else record.inputs,
             provider=provider,
+            provider_type=provider_type,
             parent=record.parent,
             dependencies=record.dependencies,
             property_dependencies=record.property_dependencies,
@@ -217,25 +231,37 @@ class PolicyPackProcess:
         """``GetAnalyzerInfo``: the pack's name and its policies."""
         return self.stub.GetAnalyzerInfo(empty_pb2.Empty())
 
-    def configure(self, config: Mapping[str, Any]) -> None:
-        """``Configure`` with a ``policy-config.json``-shaped mapping, resolved as the CLI does:
-        a policy's level is its own ``enforcementLevel``, else ``all``, else its default; the
-        other keys are its properties."""
+    def configure(
+        self, config: Mapping[str, Any], *, validate: bool = True
+    ) -> dict[str, PolicyConfig]:
+        """``Configure`` with a ``policy-config.json``-shaped mapping (or parsed
+        :class:`PolicyConfig` entries), reconciled as the CLI does: schema defaults, the pack's
+        initial config, then ``config``. Returns the config sent.
+
+        Raises:
+            PolicyConfigError: ``config`` is malformed or (with ``validate``) fails the
+                policies' schemas; nothing is sent then. ``validate=False`` sends it anyway, to
+                test the pack's own checks.
+        """
+        parsed: Mapping[str, PolicyConfig] = (
+            config
+            if all(isinstance(value, PolicyConfig) for value in config.values())
+            else parse_policy_config(config)
+        )
         info = self.info()
-        default_all = config.get("all")
-        policy_config = {}
-        for policy in info.policies:
-            raw = config.get(policy.name, {})
-            if isinstance(raw, str):
-                raw = {"enforcementLevel": raw}
-            level_name = raw.get("enforcementLevel", default_all)
-            level = _LEVELS[level_name] if level_name else policy.enforcementLevel
-            properties = {k: v for k, v in raw.items() if k != "enforcementLevel"}
-            policy_config[policy.name] = proto.PolicyConfig(
-                enforcementLevel=level,
-                properties=json_format.ParseDict(properties, struct_pb2.Struct()),
+        if validate:
+            resolved = reconcile(info, parsed, LEVEL_NAMES)
+        else:
+            resolved = reconcile_unvalidated(info, parsed, LEVEL_NAMES)
+        policy_config = {
+            name: proto.PolicyConfig(
+                enforcementLevel=_LEVELS[value.level or "advisory"],
+                properties=json_format.ParseDict(value.properties, struct_pb2.Struct()),
             )
+            for name, value in resolved.items()
+        }
         self.stub.Configure(proto.ConfigureAnalyzerRequest(policyConfig=policy_config))
+        return resolved
 
     def analyze(self, resource: AnalyzerResource) -> list[Diagnostic]:
         """``Analyze`` one resource."""

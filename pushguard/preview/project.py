@@ -1,10 +1,12 @@
 """Finding a Pulumi project and reading a stack's config the way the Pulumi CLI does.
 
-``Pulumi.yaml`` names the program (``main``, default the project folder) and where stack config
-files live (``stackConfigDir``); ``Pulumi.<stack>.yaml`` holds ``config:`` with keys namespaced
-``namespace:key`` (bare keys belong to the project). Structured values are passed to the program
-as JSON text, as the CLI does; ``secure:`` values are secrets, replaced here by
-:data:`SECRET_PLACEHOLDER` because they cannot be decrypted without the stack's secrets provider.
+``Pulumi.yaml`` names the program (``main``, default the project folder), where stack config
+files live (``stackConfigDir``) and project-level config defaults (``config:``, each a value or
+``{default: ...}``); ``Pulumi.<stack>.yaml`` holds ``config:`` with keys namespaced
+``namespace:key`` (bare keys belong to the project), laid over the defaults. Structured values
+are passed to the program as JSON text, as the CLI does; ``secure:`` values (also inside
+structured values) are secrets, replaced here by :data:`SECRET_PLACEHOLDER` because they cannot
+be decrypted without the stack's secrets provider.
 Source: https://www.pulumi.com/docs/iac/concepts/projects/project-file/ and
 https://www.pulumi.com/docs/iac/concepts/config/
 """
@@ -12,7 +14,8 @@ https://www.pulumi.com/docs/iac/concepts/config/
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,16 +30,43 @@ class ProjectError(ValueError):
 
 @dataclass(frozen=True)
 class PulumiProject:
-    """A Pulumi project: its name, folder, program folder and stack config folder."""
+    """A Pulumi project: its name, folder, program (a folder with ``__main__.py``, or a file),
+    stack config folder and project-level config defaults (``{"namespace:key": value}``)."""
 
     name: str
     root: Path
     main: Path
     stack_config_dir: Path
+    config_defaults: Mapping[str, Any] = field(default_factory=dict)
 
     def stack_config_file(self, stack: str) -> Path:
         """``Pulumi.<stack>.yaml`` in the stack config folder."""
         return self.stack_config_dir / f"Pulumi.{stack}.yaml"
+
+    def stacks(self) -> list[str]:
+        """The stacks that have a config file, sorted."""
+        return sorted(
+            path.name[len("Pulumi.") : -len(".yaml")]
+            for path in self.stack_config_dir.glob("Pulumi.*.yaml")
+        )
+
+    @property
+    def entry_point(self) -> Path:
+        """The file the Python language host runs: ``main`` itself, or its ``__main__.py``."""
+        return self.main if self.main.is_file() else self.main / "__main__.py"
+
+
+def find_project(start: Path) -> Path:
+    """The nearest folder at or above ``start`` with a ``Pulumi.yaml``, as the CLI searches.
+
+    Raises:
+        ProjectError: none up to the file system root.
+    """
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / "Pulumi.yaml").is_file() or (folder / "Pulumi.yml").is_file():
+            return folder
+    raise ProjectError(f"no Pulumi.yaml in {start} or any folder above it")
 
 
 def load_project(folder: Path) -> PulumiProject:
@@ -57,7 +87,33 @@ def load_project(folder: Path) -> PulumiProject:
         raise ProjectError(f"{path}: 'name' is required")
     main = folder / str(data.get("main") or ".")
     stack_dir = folder / str(data.get("stackConfigDir") or ".")
-    return PulumiProject(name=name, root=folder, main=main, stack_config_dir=stack_dir)
+    defaults = _config_defaults(path, name, data.get("config") or {})
+    project = PulumiProject(
+        name=name, root=folder, main=main, stack_config_dir=stack_dir, config_defaults=defaults
+    )
+    if not project.entry_point.is_file():
+        raise ProjectError(f"{path}: the program {project.entry_point} does not exist")
+    return project
+
+
+def _full_key(project: str, key: str) -> str:
+    return key if ":" in key else f"{project}:{key}"
+
+
+def _config_defaults(path: Path, project: str, raw: Any) -> dict[str, Any]:
+    """Project-level config: a plain value, or a declaration with ``default`` (or ``value``)."""
+    if not isinstance(raw, dict):
+        raise ProjectError(f"{path}: 'config' must be a mapping")
+    defaults: dict[str, Any] = {}
+    for key, declared in raw.items():
+        if isinstance(declared, dict):
+            for field_name in ("value", "default"):
+                if field_name in declared:
+                    defaults[_full_key(project, str(key))] = declared[field_name]
+                    break
+        else:
+            defaults[_full_key(project, str(key))] = declared
+    return defaults
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
@@ -81,19 +137,34 @@ def load_stack_config(project: PulumiProject, stack: str) -> tuple[dict[str, str
     """
     path = project.stack_config_file(stack)
     if not path.is_file():
-        raise ProjectError(f"no stack config {path} for stack {stack!r}")
+        known = ", ".join(project.stacks()) or "none"
+        raise ProjectError(f"no stack config {path} for stack {stack!r} (stacks with one: {known})")
     raw = _read_yaml(path).get("config") or {}
     if not isinstance(raw, dict):
         raise ProjectError(f"{path}: 'config' must be a mapping")
     values: dict[str, str] = {}
     secrets: set[str] = set()
-    for key, value in raw.items():
-        full = key if ":" in key else f"{project.name}:{key}"
-        if isinstance(value, dict) and set(value) == {"secure"}:
-            values[full] = SECRET_PLACEHOLDER
+    merged = {
+        **project.config_defaults,
+        **{_full_key(project.name, str(key)): value for key, value in raw.items()},
+    }
+    for full, value in merged.items():
+        plain, secret = _redact_secure(value)
+        if secret:
             secrets.add(full)
-        elif isinstance(value, str):
-            values[full] = value
-        else:
-            values[full] = json.dumps(value)
+        values[full] = plain if isinstance(plain, str) else json.dumps(plain)
     return values, secrets
+
+
+def _redact_secure(value: Any) -> tuple[Any, bool]:
+    """``value`` with every ``{secure: ciphertext}`` (also inside structured values) replaced by
+    :data:`SECRET_PLACEHOLDER`, and whether there was one (the whole key is then a secret)."""
+    if isinstance(value, dict):
+        if set(value) == {"secure"}:
+            return SECRET_PLACEHOLDER, True
+        items = {k: _redact_secure(v) for k, v in value.items()}
+        return {k: v for k, (v, _) in items.items()}, any(s for _, s in items.values())
+    if isinstance(value, list):
+        pairs = [_redact_secure(v) for v in value]
+        return [v for v, _ in pairs], any(s for _, s in pairs)
+    return value, False

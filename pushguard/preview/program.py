@@ -1,0 +1,101 @@
+"""Running a team's Pulumi program from its project folder, as the Python language host does.
+
+The language host runs the program's entry point (``main``'s ``__main__.py``, or ``main`` when it
+is a file) with ``__name__ == "__main__"``, the program folder as working directory and first on
+``sys.path`` (so the program's own modules import). Here it runs in this interpreter under the
+mock runtime; the working directory, ``sys.path`` and the modules the program loaded from its
+project folder are restored afterwards, so several programs can run in one process.
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+import traceback
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pulumi
+
+from pushguard.preview.engine import ProgramRun, run_program_capturing
+from pushguard.preview.project import PulumiProject
+
+
+@dataclass(frozen=True)
+class ProgramFailure:
+    """Why a program run failed: the innermost error's type and message, and the deepest frame
+    inside the project folder (``file:line``), if any."""
+
+    kind: str
+    message: str
+    where: str | None
+
+    def __str__(self) -> str:
+        at = f" (at {self.where})" if self.where else ""
+        return f"the program raised {self.kind}{at}: {self.message}"
+
+
+def run_project_program(
+    project: PulumiProject,
+    stack: str,
+    mocks: pulumi.runtime.Mocks,
+    config: Mapping[str, str],
+    secret_keys: Iterable[str] = (),
+    *,
+    preview: bool = True,
+) -> tuple[ProgramRun, ProgramFailure | None]:
+    """Run ``project``'s program for ``stack`` under ``mocks``.
+
+    Returns the graph it registered (also when it failed part-way) and ``None``, or the
+    :class:`ProgramFailure`. Never raises for an error in the program.
+    """
+    entry = project.entry_point.resolve()
+    folder = entry.parent
+    saved_cwd, saved_path, saved_modules = os.getcwd(), list(sys.path), set(sys.modules)
+    os.chdir(folder)
+    sys.path.insert(0, str(folder))
+    try:
+        run, error = run_program_capturing(
+            lambda: runpy.run_path(str(entry), run_name="__main__"),
+            mocks,
+            project=project.name,
+            stack=stack,
+            config=config,
+            secret_keys=secret_keys,
+            preview=preview,
+        )
+    finally:
+        os.chdir(saved_cwd)
+        sys.path[:] = saved_path
+        _forget_modules(folder, saved_modules)
+    return run, (None if error is None else describe_failure(error, project.root.resolve()))
+
+
+def _forget_modules(root: Path, keep: set[str]) -> None:
+    """Unload modules the program imported from its own folder (a next program may have its own
+    module of the same name)."""
+    for name in set(sys.modules) - keep:
+        module_file = getattr(sys.modules[name], "__file__", None)
+        if module_file and Path(module_file).resolve().is_relative_to(root):
+            del sys.modules[name]
+
+
+def describe_failure(error: BaseException, root: Path) -> ProgramFailure:
+    """The innermost error of ``error``'s cause chain (Pulumi wraps errors raised while it
+    resolves inputs in ``ValueError("While processing ...")``) and where the program raised it."""
+    innermost = error
+    while (innermost.__cause__ or innermost.__context__) is not None:
+        innermost = innermost.__cause__ or innermost.__context__  # type: ignore[assignment]
+    where = None
+    for candidate in (innermost, error):
+        for frame in traceback.extract_tb(candidate.__traceback__):
+            if Path(frame.filename).resolve().is_relative_to(root):
+                where = f"{Path(frame.filename).resolve().relative_to(root)}:{frame.lineno}"
+        if where:
+            break
+    if isinstance(innermost, SystemExit):
+        return ProgramFailure("SystemExit", f"exit status {innermost.code}", where)
+    message = str(innermost).strip() or repr(innermost)
+    return ProgramFailure(type(innermost).__name__, message, where)

@@ -1,0 +1,353 @@
+"""``pushguard preview``: a team's program under the mock runtime, then a policy pack over the
+Analyzer protocol, as ``pulumi preview --policy-pack`` runs them.
+
+The steps, each a failure that ends the run with :class:`PreviewError` (exit code 2):
+find the project and the stack's config; read the policy config; run the program in preview mode
+with provider-faithful mocks, recording every registration; start the pack as the CLI does;
+configure it (schema defaults, the pack's initial config, the file); ``Analyze`` every resource
+with its checked inputs and ``AnalyzeStack`` once with every resource's planned outputs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import grpc
+import yaml
+
+from pushguard.crossguard import PACK_DIR
+from pushguard.preview.analyzer import (
+    AnalyzerResource,
+    Diagnostic,
+    PackStartError,
+    PolicyPackProcess,
+)
+from pushguard.preview.engine import ResourceRecord
+from pushguard.preview.mocks import PLACEHOLDER_PROJECT_NUMBER, GcpMocks
+from pushguard.preview.policy_config import PolicyConfig, PolicyConfigError, load_policy_config
+from pushguard.preview.program import run_project_program
+from pushguard.preview.project import (
+    ProjectError,
+    PulumiProject,
+    find_project,
+    load_project,
+    load_stack_config,
+)
+
+STACK_TYPE = "pulumi:pulumi:Stack"
+PROJECT_NUMBERS_KEY = "pushguard:projectNumbers"
+"""Stack config key (a map of project ID to number) that ``getProject`` answers from."""
+
+
+class PreviewError(RuntimeError):
+    """The preview could not run (bad usage, missing config, the program raised, the pack
+    failed); the message says which and why. The CLI exits 2."""
+
+
+@dataclass(frozen=True)
+class PolicyMeta:
+    """What the pack says about one policy (``GetAnalyzerInfo``)."""
+
+    name: str
+    display_name: str
+    description: str
+    level: str
+    severity: str
+    remediation: str
+    url: str
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One diagnostic from the pack. ``level`` is ``mandatory`` or ``advisory`` (a stack
+    policy's ``remediate`` counts as mandatory, as in the CLI); ``urn`` is ``""`` for a
+    diagnostic about the whole stack."""
+
+    policy: str
+    level: str
+    urn: str
+    message: str
+    remediation: str = ""
+
+
+@dataclass
+class PreviewResult:
+    """Everything a report needs: the plan, the violations, notes and where the time went."""
+
+    project: PulumiProject
+    stack: str
+    resources: list[ResourceRecord]
+    violations: list[Violation]
+    pack_name: str = ""
+    pack_version: str = ""
+    policies: dict[str, PolicyMeta] = field(default_factory=dict)
+    logs: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    """Seconds: ``program``, ``pack_start``, ``configure``, ``analyze``, ``analyze_stack``,
+    ``total``."""
+
+    @property
+    def mandatory(self) -> list[Violation]:
+        """The violations that fail the preview."""
+        return [v for v in self.violations if v.level == "mandatory"]
+
+    @property
+    def exit_code(self) -> int:
+        """0 when nothing mandatory is violated, else 1."""
+        return 1 if self.mandatory else 0
+
+    @property
+    def pack_seconds(self) -> float:
+        """Time spent starting, configuring and calling the policy pack."""
+        keys = ("pack_start", "configure", "analyze", "analyze_stack")
+        return sum(self.timings.get(key, 0.0) for key in keys)
+
+
+@dataclass(frozen=True)
+class PreviewOptions:
+    """``program_dir``: a folder at or under a Pulumi project (default: the current folder);
+    ``stack``: default the only stack with a config file; ``policy_pack``: a pack folder
+    (default pushguard's own); ``policy_config``: a policy config JSON file."""
+
+    program_dir: Path | None = None
+    stack: str | None = None
+    policy_pack: Path | None = None
+    policy_config: Path | None = None
+
+
+def choose_stack(project: PulumiProject, stack: str | None) -> str:
+    """``stack``, else ``$PULUMI_STACK``, else the project's only stack config file.
+
+    Raises:
+        PreviewError: several stacks and none chosen, or none at all.
+    """
+    chosen = stack or os.environ.get("PULUMI_STACK")
+    if chosen:
+        return chosen
+    stacks = project.stacks()
+    if len(stacks) == 1:
+        return stacks[0]
+    listed = ", ".join(stacks) if stacks else "none"
+    raise PreviewError(
+        f"choose a stack with --stack (stacks in {project.stack_config_dir}: {listed})"
+    )
+
+
+def pack_python(pack_dir: Path) -> str | None:
+    """The interpreter the CLI would run the pack with: ``runtime.options.virtualenv`` of its
+    ``PulumiPolicy.yaml`` when set, else ``None`` (this interpreter).
+
+    Raises:
+        PreviewError: no ``PulumiPolicy.yaml``, or a runtime other than python.
+    """
+    manifest = pack_dir / "PulumiPolicy.yaml"
+    try:
+        spec = yaml.safe_load(manifest.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as error:
+        raise PreviewError(f"{manifest}: not a policy pack ({error})") from None
+    runtime = spec.get("runtime") if isinstance(spec, dict) else None
+    name = runtime.get("name") if isinstance(runtime, dict) else runtime
+    if name != "python":
+        raise PreviewError(f"{manifest}: runtime {name!r}; pushguard preview runs python packs")
+    options = runtime.get("options", {}) if isinstance(runtime, dict) else {}
+    venv = options.get("virtualenv") if isinstance(options, dict) else None
+    if not venv:
+        return None
+    python = (pack_dir / venv / "bin" / "python").resolve()
+    if not python.is_file():
+        raise PreviewError(f"{manifest}: virtualenv {venv!r} has no bin/python; create it first")
+    return str(python)
+
+
+def _project_numbers(
+    config: Mapping[str, str], policy: Mapping[str, PolicyConfig]
+) -> dict[str, str]:
+    """Project numbers from every policy's ``projectNumbers`` and the stack's
+    :data:`PROJECT_NUMBERS_KEY` (which wins)."""
+    numbers: dict[str, str] = {}
+    for entry in policy.values():
+        given = entry.properties.get("projectNumbers")
+        if isinstance(given, Mapping):
+            numbers.update({str(k): str(v) for k, v in given.items()})
+    raw = config.get(PROJECT_NUMBERS_KEY)
+    if raw:
+        try:
+            stack_numbers = json.loads(raw)
+        except json.JSONDecodeError:
+            stack_numbers = None
+        if not isinstance(stack_numbers, dict):
+            raise PreviewError(
+                f"stack config {PROJECT_NUMBERS_KEY} must map project IDs to numbers"
+            )
+        numbers.update({str(k): str(v) for k, v in stack_numbers.items()})
+    return numbers
+
+
+def _provider_config(package: str, config: Mapping[str, str]) -> dict[str, Any]:
+    """The default provider's inputs: the stack's ``package:*`` config (JSON values decoded)."""
+    props: dict[str, Any] = {}
+    for key, text in config.items():
+        namespace, _, name = key.partition(":")
+        if namespace != package or not name:
+            continue
+        try:
+            props[name] = json.loads(text) if text.startswith(("[", "{")) else text
+        except json.JSONDecodeError:
+            props[name] = text
+    return props
+
+
+def analyzer_resources(
+    project: PulumiProject, stack: str, records: list[ResourceRecord], config: Mapping[str, str]
+) -> tuple[list[AnalyzerResource], list[AnalyzerResource]]:
+    """The ``Analyze`` requests (checked inputs) and the ``AnalyzeStack`` resources (planned
+    outputs) for a run: the stack resource first, then each registration; each custom resource
+    carries its provider's configuration (an explicit provider's inputs, else the stack's
+    config of its package)."""
+    stack_urn = f"urn:pulumi:{stack}::{project.name}::{STACK_TYPE}::{project.name}-{stack}"
+    explicit = {r.urn: r.inputs for r in records if r.type.startswith("pulumi:providers:")}
+    root = AnalyzerResource(
+        urn=stack_urn, type=STACK_TYPE, name=f"{project.name}-{stack}", properties={}
+    )
+    per_resource = [root]
+    per_stack = list(per_resource)
+    for record in records:
+        provider = None
+        package = record.type.split(":", 1)[0]
+        if record.custom and package != "pulumi":
+            reference = record.provider.rsplit("::", 1)[0] if record.provider else ""
+            provider = dict(explicit.get(reference) or _provider_config(package, config))
+        provider_type = f"pulumi:providers:{package}"
+        per_resource.append(
+            AnalyzerResource.from_record(record, provider, provider_type=provider_type)
+        )
+        per_stack.append(
+            AnalyzerResource.from_record(
+                record, provider, provider_type=provider_type, outputs=True
+            )
+        )
+    return per_resource, per_stack
+
+
+def _violation(diagnostic: Diagnostic, policies: Mapping[str, PolicyMeta]) -> Violation:
+    level = "mandatory" if diagnostic.level in ("mandatory", "remediate") else "advisory"
+    meta = policies.get(diagnostic.policy)
+    return Violation(
+        policy=diagnostic.policy,
+        level=level,
+        urn=diagnostic.urn,
+        message=diagnostic.message,
+        remediation=meta.remediation if meta else "",
+    )
+
+
+def _policy_meta(info: Any, levels: Mapping[str, PolicyConfig]) -> dict[str, PolicyMeta]:
+    severities = {0: "", 1: "low", 2: "medium", 3: "high", 4: "critical"}
+    return {
+        p.name: PolicyMeta(
+            name=p.name,
+            display_name=p.displayName,
+            description=p.description,
+            level=(levels[p.name].level or "advisory") if p.name in levels else "advisory",
+            severity=severities.get(p.severity, ""),
+            remediation=p.remediation_steps,
+            url=p.url,
+        )
+        for p in info.policies
+    }
+
+
+def _load(options: PreviewOptions) -> tuple[PulumiProject, str, dict[str, str], set[str]]:
+    try:
+        project = load_project(find_project(options.program_dir or Path.cwd()))
+        stack = choose_stack(project, options.stack)
+        config, secrets = load_stack_config(project, stack)
+    except ProjectError as error:
+        raise PreviewError(str(error)) from None
+    return project, stack, config, secrets
+
+
+def run_preview(options: PreviewOptions) -> PreviewResult:
+    """Run the preview. Returns the result (whose :attr:`PreviewResult.exit_code` is 0 or 1).
+
+    Raises:
+        PreviewError: the project, stack config, policy config or pack cannot be used, or the
+            program raised (the message names the innermost error and the program's line).
+    """
+    started = time.perf_counter()
+    project, stack, config, secrets = _load(options)
+    try:
+        file_config = load_policy_config(options.policy_config) if options.policy_config else {}
+    except PolicyConfigError as error:
+        raise PreviewError(str(error)) from None
+    pack_dir = (options.policy_pack or PACK_DIR).resolve()
+    python = pack_python(pack_dir)
+
+    mocks = GcpMocks(
+        project=config.get("gcp:project"),
+        region=config.get("gcp:region"),
+        project_numbers=_project_numbers(config, file_config),
+    )
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+    run, failure = run_project_program(project, stack, mocks, config, secrets)
+    timings["program"] = time.perf_counter() - clock
+    if failure is not None:
+        raise PreviewError(str(failure))
+    per_resource, per_stack = analyzer_resources(project, stack, run.records, config)
+
+    result = PreviewResult(project=project, stack=stack, resources=run.records, violations=[])
+    result.logs = run.logs
+    result.notes = _notes(mocks)
+    clock = time.perf_counter()
+    try:
+        with PolicyPackProcess(pack_dir, python=python) as pack:
+            timings["pack_start"] = time.perf_counter() - clock
+            clock = time.perf_counter()
+            info = pack.info()
+            resolved = pack.configure(file_config)
+            timings["configure"] = time.perf_counter() - clock
+            result.pack_name, result.pack_version = info.name, info.version
+            result.policies = _policy_meta(info, resolved)
+            clock = time.perf_counter()
+            # The engine attributes an Analyze diagnostic without a URN to the analysed resource.
+            diagnostics = [
+                replace(d, urn=d.urn or resource.urn)
+                for resource in per_resource
+                for d in pack.analyze(resource)
+            ]
+            timings["analyze"] = time.perf_counter() - clock
+            clock = time.perf_counter()
+            diagnostics += pack.analyze_stack(per_stack)
+            timings["analyze_stack"] = time.perf_counter() - clock
+    except PackStartError as error:
+        raise PreviewError(f"the policy pack {pack_dir} did not start: {error}") from None
+    except PolicyConfigError as error:
+        raise PreviewError(str(error)) from None
+    except grpc.RpcError as error:
+        detail = error.details() if hasattr(error, "details") else str(error)
+        raise PreviewError(f"the policy pack {pack_dir} failed: {detail}") from None
+    result.violations = [_violation(d, result.policies) for d in diagnostics]
+    timings["total"] = time.perf_counter() - started
+    result.timings = timings
+    return result
+
+
+def _notes(mocks: GcpMocks) -> list[str]:
+    notes = [
+        f"getProject answered project {project!r} with the placeholder number "
+        f"{PLACEHOLDER_PROJECT_NUMBER}; set {PROJECT_NUMBERS_KEY} in the stack config"
+        for project in sorted(mocks.placeholder_projects)
+    ]
+    notes += [
+        f"provider function {token} answered with its own arguments (no cloud calls offline)"
+        for token in sorted(mocks.echoed_calls)
+    ]
+    return notes

@@ -1,0 +1,113 @@
+"""SARIF 2.1.0 output of a preview, in the shape GitHub code scanning accepts.
+
+One run whose tool driver lists every policy of the pack as a rule (short and full description,
+help text with the remediation, help URI, default level, ``security-severity`` for GitHub's
+severity badges) and one result per violation: ``error`` for mandatory, ``warning`` for
+advisory, located at the line of the team's program that declared the resource (see
+:func:`pushguard.preview.report.location`), with the URN as logical location and a stable
+``partialFingerprints`` entry so a finding keeps its identity across runs.
+``automationDetails.id`` is ``pushguard-preview/PROJECT/STACK/`` so each stack is its own
+analysis category. Sources: https://docs.oasis-open.org/sarif/sarif/v2.1.0/sarif-v2.1.0.html and
+https://docs.github.com/en/code-security/code-scanning/integrating-with-code-scanning/sarif-support-for-code-scanning
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from pushguard import __version__
+from pushguard.preview.report import location, resource_label
+from pushguard.preview.runner import PolicyMeta, PreviewResult
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://github.com/pushguard/pushguard"
+SECURITY_SEVERITY = {"critical": "9.5", "high": "8.0", "medium": "5.5", "low": "3.0"}
+"""GitHub maps ``security-severity`` > 9.0 to critical, 7.0-8.9 high, 4.0-6.9 medium, else low."""
+
+
+def _level(level: str) -> str:
+    return "error" if level == "mandatory" else "warning"
+
+
+def _rule(meta: PolicyMeta) -> dict[str, Any]:
+    rule: dict[str, Any] = {
+        "id": meta.name,
+        "name": "".join(part.capitalize() for part in meta.name.split("-")),
+        "shortDescription": {"text": meta.display_name or meta.name},
+        "fullDescription": {"text": meta.description or meta.display_name or meta.name},
+        "help": {
+            "text": meta.remediation or meta.description,
+            "markdown": f"**{meta.display_name}**\n\n{meta.remediation or meta.description}",
+        },
+        "defaultConfiguration": {"level": _level(meta.level)},
+        "properties": {"tags": ["security", "pulumi", "pubsub"], "precision": "very-high"},
+    }
+    if meta.url.startswith(("https://", "http://")):
+        rule["helpUri"] = meta.url
+    if meta.severity in SECURITY_SEVERITY:
+        rule["properties"]["security-severity"] = SECURITY_SEVERITY[meta.severity]
+    return rule
+
+
+def to_sarif(result: PreviewResult) -> dict[str, Any]:
+    """The SARIF log (a JSON-ready dict) of ``result``."""
+    rules = [_rule(meta) for meta in result.policies.values()]
+    index = {rule["id"]: i for i, rule in enumerate(rules)}
+    results = []
+    for v in result.violations:
+        path, line = location(result, v.urn)
+        fingerprint = hashlib.sha256(
+            "\0".join((v.policy, v.urn or result.stack, v.message)).encode()
+        ).hexdigest()
+        entry: dict[str, Any] = {
+            "ruleId": v.policy,
+            "level": _level(v.level),
+            "message": {"text": f"{resource_label(result, v.urn)}: {v.message}"},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": path},
+                        "region": {"startLine": line},
+                    },
+                    "logicalLocations": [
+                        {
+                            "name": resource_label(result, v.urn),
+                            "fullyQualifiedName": v.urn or f"stack:{result.stack}",
+                            "kind": "resource",
+                        }
+                    ],
+                }
+            ],
+            "partialFingerprints": {"pushguardFinding/v1": fingerprint},
+        }
+        if v.policy in index:
+            entry["ruleIndex"] = index[v.policy]
+        results.append(entry)
+    return {
+        "$schema": SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "pushguard",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "informationUri": INFORMATION_URI,
+                        "rules": rules,
+                    }
+                },
+                "automationDetails": {
+                    "id": f"pushguard-preview/{result.project.name}/{result.stack}/"
+                },
+                "results": results,
+            }
+        ],
+    }
+
+
+def render_sarif(result: PreviewResult) -> str:
+    """:func:`to_sarif` as indented JSON text."""
+    return json.dumps(to_sarif(result), indent=2) + "\n"
