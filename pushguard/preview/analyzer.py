@@ -168,6 +168,7 @@ class PolicyPackProcess:
         self._process: subprocess.Popen[bytes] | None = None
         self._channel: grpc.Channel | None = None
         self._stderr: list[bytes] = []
+        self._drainer: threading.Thread | None = None
         self.stub: Any = None
 
     def __enter__(self) -> PolicyPackProcess:
@@ -181,7 +182,10 @@ class PolicyPackProcess:
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
         assert self._process.stdout is not None and self._process.stderr is not None
-        threading.Thread(target=self._drain, args=(self._process.stderr,), daemon=True).start()
+        self._drainer = threading.Thread(
+            target=self._drain, args=(self._process.stderr,), daemon=True
+        )
+        self._drainer.start()
         line = self._read_first_line(self._process.stdout)
         self.first_line = line
         text = line.decode(errors="replace").strip()
@@ -202,6 +206,8 @@ class PolicyPackProcess:
         reader.join(self.timeout)
         if not result or not result[0]:
             self.__exit__(None, None, None)
+            if self._drainer is not None:  # all of a crashed pack's stderr, for the message
+                self._drainer.join(timeout=5)
             raise PackStartError("the policy pack exited or printed no port", self.stderr_text)
         return result[0]
 
