@@ -19,6 +19,10 @@ enforcement level. A validator never raises: bad config and malformed properties
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pulumi_policy import (
@@ -36,6 +40,7 @@ from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
 
 from pushguard.crossguard.config import (
     PackConfigError,
+    PackSettings,
     parse_settings,
     settings_json_schema,
 )
@@ -51,6 +56,58 @@ TAGS = ["gcp", "pubsub", "push"]
 
 class _Report(Protocol):
     def __call__(self, message: str, urn: str | None = None) -> None: ...
+
+
+@dataclass(frozen=True)
+class _StackAnalysis:
+    """The rule-independent part of a stack check: each readable subscription with its facts
+    from its own properties (``alone``) and resolved through the stack's graph (``full``)."""
+
+    subscriptions: list[tuple[WireResource, Resolution, Resolution]]
+
+    @classmethod
+    def of(cls, policy_resources: list[Any], settings: PackSettings) -> _StackAnalysis:
+        resources = [WireResource.from_policy_resource(r) for r in policy_resources]
+        graph = StackGraph.build(resources, settings)
+        subscriptions = []
+        for sub in resources:
+            if sub.type != SUBSCRIPTION_TYPE:
+                continue
+            try:
+                alone = subscription_facts(sub, settings)
+                full = subscription_facts(sub, settings, graph)
+            except WireShapeError:
+                continue  # the resource half reports it
+            subscriptions.append((sub, alone, full))
+        return cls(subscriptions)
+
+
+_STACK_CACHE: ContextVar[dict[str, _StackAnalysis] | None] = ContextVar(
+    "pushguard_stack_cache", default=None
+)
+
+
+@contextmanager
+def shared_stack_analysis() -> Iterator[None]:
+    """Within one ``AnalyzeStack`` request, let the policies share the stack analysis (the
+    graph and every subscription's facts) for equal settings instead of each building its own:
+    pulumi-policy hands every policy the same resources. :func:`pushguard.crossguard.serve`
+    wraps each request in this."""
+    token = _STACK_CACHE.set({})
+    try:
+        yield
+    finally:
+        _STACK_CACHE.reset(token)
+
+
+def _stack_analysis(policy_resources: list[Any], settings: PackSettings) -> _StackAnalysis:
+    cache = _STACK_CACHE.get()
+    if cache is None:
+        return _StackAnalysis.of(policy_resources, settings)
+    key = settings.model_dump_json()
+    if key not in cache:
+        cache[key] = _StackAnalysis.of(policy_resources, settings)
+    return cache[key]
 
 
 def _summary(rule: Rule) -> str:
@@ -130,17 +187,8 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
             settings = parse_settings(self.name, args.get_config())
         except PackConfigError:
             return  # the resource half reports it on every subscription
-        resources = [WireResource.from_policy_resource(r) for r in args.resources]
-        graph = StackGraph.build(resources, settings)
         unverified: list[tuple[WireResource, str]] = []
-        for sub in resources:
-            if sub.type != SUBSCRIPTION_TYPE:
-                continue
-            try:
-                alone = subscription_facts(sub, settings)
-                full = subscription_facts(sub, settings, graph)
-            except WireShapeError:
-                continue  # the resource half reports it
+        for sub, alone, full in _stack_analysis(list(args.resources), settings).subscriptions:
             if any(r.status is Status.VIOLATION for r in self.rule.check(alone.facts)):
                 continue  # the resource half reports it
             for result in self.rule.check(full.facts):

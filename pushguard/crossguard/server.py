@@ -29,7 +29,12 @@ from pulumi_policy import EnforcementLevel, Policy
 from pulumi_policy.policy import _GRPC_CHANNEL_OPTIONS, _PolicyAnalyzerServicer
 
 from pushguard import __version__
-from pushguard.crossguard.policies import build_policies
+from pushguard.crossguard.policies import (
+    PushguardPolicy,
+    build_policies,
+    shared_stack_analysis,
+)
+from pushguard.crossguard.resources import SUBSCRIPTION_TYPE
 from pushguard.crossguard.secrets import secrets_in_scope
 from pushguard.crossguard.wire import secret_strings
 from pushguard.rules.docs import rules_markdown
@@ -59,13 +64,24 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
             "https://github.com/pushguard/pushguard",
         )
         self._policies = policies
+        # The resource types the resource halves check, when every policy is pushguard's own.
+        self._resource_types: frozenset[str] | None = (
+            frozenset({SUBSCRIPTION_TYPE})
+            if all(isinstance(policy, PushguardPolicy) for policy in policies)
+            else None
+        )
 
     def Analyze(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC method name
+        if self._resource_types is not None and request.type not in self._resource_types:
+            # No policy's resource half looks at this type: answer without pulumi-policy
+            # deserialising the properties once per policy (most of a stack is such resources).
+            return proto.AnalyzeResponse()
         return self._guarded(super().Analyze, request, context, [request.properties], request.urn)
 
     def AnalyzeStack(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC method name
         structs = [r.properties for r in request.resources]
-        return self._guarded(super().AnalyzeStack, request, context, structs, "")
+        with shared_stack_analysis():
+            return self._guarded(super().AnalyzeStack, request, context, structs, "")
 
     def _guarded(
         self,

@@ -171,7 +171,11 @@ class PolicyPackProcess:
         self._drainer: threading.Thread | None = None
         self.stub: Any = None
 
-    def __enter__(self) -> PolicyPackProcess:
+    def start(self) -> None:
+        """Start the process without waiting for it (so a caller can do other work while the
+        pack imports); :meth:`connect` then waits for its port. Idempotent."""
+        if self._process is not None:
+            return
         # The CLI passes its engine address; the pack only needs it to log, which pushguard's
         # pack does not.
         self._process = subprocess.Popen(
@@ -186,18 +190,30 @@ class PolicyPackProcess:
             target=self._drain, args=(self._process.stderr,), daemon=True
         )
         self._drainer.start()
+
+    def __enter__(self) -> PolicyPackProcess:
+        self.start()
+        self.connect()
+        return self
+
+    def connect(self) -> None:
+        """Wait for the started pack's port and open the channel.
+
+        Raises:
+            PackStartError: the pack exited, timed out or printed something else first.
+        """
+        assert self._process is not None and self._process.stdout is not None
         line = self._read_first_line(self._process.stdout)
         self.first_line = line
         text = line.decode(errors="replace").strip()
         if not text.isdigit():
-            self.__exit__(None, None, None)
+            self.close()
             raise PackStartError(
                 f"the policy pack printed {text!r} before its port", self.stderr_text
             )
         self._channel = grpc.insecure_channel(f"127.0.0.1:{text}")
         grpc.channel_ready_future(self._channel).result(timeout=self.timeout)
         self.stub = analyzer_pb2_grpc.AnalyzerStub(self._channel)
-        return self
 
     def _read_first_line(self, stream: IO[bytes]) -> bytes:
         result: list[bytes] = []
@@ -205,7 +221,7 @@ class PolicyPackProcess:
         reader.start()
         reader.join(self.timeout)
         if not result or not result[0]:
-            self.__exit__(None, None, None)
+            self.close()
             if self._drainer is not None:  # all of a crashed pack's stderr, for the message
                 self._drainer.join(timeout=5)
             raise PackStartError("the policy pack exited or printed no port", self.stderr_text)
@@ -221,6 +237,10 @@ class PolicyPackProcess:
         return b"".join(self._stderr).decode(errors="replace")
 
     def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the channel and stop the process (terminate, then kill after 10 s)."""
         if self._channel is not None:
             self._channel.close()
         if self._process is not None and self._process.poll() is None:

@@ -49,11 +49,17 @@ class ResourceRecord:
 
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):
-    """A mock resource monitor that keeps every registration in :attr:`records`, in order."""
+    """A mock resource monitor that keeps every registration in :attr:`records`, in order, and
+    hands each to ``on_record`` as it happens (as the engine hands resources to analyzers)."""
 
-    def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
+    def __init__(
+        self,
+        mocks: pulumi.runtime.Mocks,
+        on_record: Callable[[ResourceRecord], None] | None = None,
+    ) -> None:
         super().__init__(mocks)
         self.records: list[ResourceRecord] = []
+        self.on_record = on_record
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         """Record the request, then answer as the mock monitor does."""
@@ -83,6 +89,8 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     delete_before_replace=request.deleteBeforeReplace,
                 )
             )
+            if self.on_record is not None:
+                self.on_record(self.records[-1])
         return response
 
 
@@ -159,12 +167,14 @@ def run_program_capturing(
     config: Mapping[str, str] | None = None,
     secret_keys: Iterable[str] = (),
     preview: bool = True,
+    on_record: Callable[[ResourceRecord], None] | None = None,
 ) -> tuple[ProgramRun, BaseException | None]:
     """Like :func:`run_program`, but returns ``(graph so far, error or None)``, never raising
-    (a program calling ``sys.exit`` is an error too)."""
+    (a program calling ``sys.exit`` is an error too); ``on_record`` sees each registration as
+    it happens."""
     pulumi_settings.reset_options()
     pulumi.runtime.set_all_config(dict(config or {}), list(secret_keys))
-    monitor = RecordingMonitor(mocks)
+    monitor = RecordingMonitor(mocks, on_record)
     logs = _LogCollector()
     logger = logging.getLogger(f"pushguard.preview.program.{id(logs)}")
     logger.propagate = False

@@ -13,13 +13,13 @@ import os
 import runpy
 import sys
 import traceback
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import pulumi
 
-from pushguard.preview.engine import ProgramRun, run_program_capturing
+from pushguard.preview.engine import ProgramRun, ResourceRecord, run_program_capturing
 from pushguard.preview.project import PulumiProject
 
 
@@ -45,8 +45,10 @@ def run_project_program(
     secret_keys: Iterable[str] = (),
     *,
     preview: bool = True,
+    on_record: Callable[[ResourceRecord], None] | None = None,
 ) -> tuple[ProgramRun, ProgramFailure | None]:
-    """Run ``project``'s program for ``stack`` under ``mocks``.
+    """Run ``project``'s program for ``stack`` under ``mocks``; ``on_record`` sees each
+    registration as it happens.
 
     Returns the graph it registered (also when it failed part-way) and ``None``, or the
     :class:`ProgramFailure`. Never raises for an error in the program.
@@ -65,6 +67,7 @@ def run_project_program(
             config=config,
             secret_keys=secret_keys,
             preview=preview,
+            on_record=on_record,
         )
     finally:
         os.chdir(saved_cwd)

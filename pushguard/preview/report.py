@@ -96,7 +96,8 @@ def summary_line(result: PreviewResult) -> str:
 def to_json(result: PreviewResult) -> dict[str, Any]:
     """The JSON report: ``resources`` (``urn``, ``type``, ``name``, ``parent``, ``inputs``,
     ``operation``), ``violations`` (``policy``, ``level``, ``urn``, ``message``,
-    ``remediation``, ``location``), ``notes``, ``logs`` and ``summary``."""
+    ``remediation``, ``location``), ``notes``, ``logs``, ``summary`` and ``timings``
+    (seconds per step, see :attr:`PreviewResult.timings`)."""
     resources = [
         {
             "urn": stack_urn(result),
@@ -140,6 +141,7 @@ def to_json(result: PreviewResult) -> dict[str, Any]:
         "notes": result.notes,
         "logs": [{"level": level, "message": message} for level, message in result.logs],
         "summary": summary(result),
+        "timings": {key: round(seconds, 4) for key, seconds in result.timings.items()},
     }
 
 

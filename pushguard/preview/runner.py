@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import os
+import queue
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -31,7 +33,7 @@ from pushguard.preview.analyzer import (
 from pushguard.preview.engine import ResourceRecord
 from pushguard.preview.mocks import PLACEHOLDER_PROJECT_NUMBER, GcpMocks
 from pushguard.preview.policy_config import PolicyConfig, PolicyConfigError, load_policy_config
-from pushguard.preview.program import run_project_program
+from pushguard.preview.program import ProgramFailure, run_project_program
 from pushguard.preview.project import (
     ProjectError,
     PulumiProject,
@@ -90,8 +92,9 @@ class PreviewResult:
     logs: list[tuple[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
-    """Seconds: ``program``, ``pack_start``, ``configure``, ``analyze``, ``analyze_stack``,
-    ``total``."""
+    """Seconds: ``program``; ``pack_start`` and ``configure`` (in the pack's thread, alongside
+    the program); ``analyze`` (the wait for ``Analyze`` answers after the program);
+    ``analyze_stack``; ``total``."""
 
     @property
     def mandatory(self) -> list[Violation]:
@@ -105,9 +108,10 @@ class PreviewResult:
 
     @property
     def pack_seconds(self) -> float:
-        """Time spent starting, configuring and calling the policy pack."""
-        keys = ("pack_start", "configure", "analyze", "analyze_stack")
-        return sum(self.timings.get(key, 0.0) for key in keys)
+        """Time the preview waited on the policy pack: after the program finished, for its
+        start, configuration and the ``Analyze`` answers still out (they run alongside the
+        program), then ``AnalyzeStack``."""
+        return self.timings.get("analyze", 0.0) + self.timings.get("analyze_stack", 0.0)
 
 
 @dataclass(frozen=True)
@@ -204,36 +208,105 @@ def _provider_config(package: str, config: Mapping[str, str]) -> dict[str, Any]:
     return props
 
 
-def analyzer_resources(
-    project: PulumiProject, stack: str, records: list[ResourceRecord], config: Mapping[str, str]
-) -> tuple[list[AnalyzerResource], list[AnalyzerResource]]:
-    """The ``Analyze`` requests (checked inputs) and the ``AnalyzeStack`` resources (planned
-    outputs) for a run: the stack resource first, then each registration; each custom resource
-    carries its provider's configuration (an explicit provider's inputs, else the stack's
-    config of its package)."""
-    stack_urn = f"urn:pulumi:{stack}::{project.name}::{STACK_TYPE}::{project.name}-{stack}"
-    explicit = {r.urn: r.inputs for r in records if r.type.startswith("pulumi:providers:")}
-    root = AnalyzerResource(
-        urn=stack_urn, type=STACK_TYPE, name=f"{project.name}-{stack}", properties={}
-    )
-    per_resource = [root]
-    per_stack = list(per_resource)
-    for record in records:
-        provider = None
+class AnalyzerRequests:
+    """Turns registrations into what the engine sends the pack: ``Analyze`` gets a resource's
+    checked inputs, ``AnalyzeStack`` its planned outputs; a custom resource carries its
+    provider's configuration (an explicit provider's inputs, else the stack's config of its
+    package, as for a default provider). Feed registrations in order (providers first)."""
+
+    def __init__(self, project: PulumiProject, stack: str, config: Mapping[str, str]) -> None:
+        self.config = config
+        self.explicit: dict[str, Mapping[str, Any]] = {}
+        name = f"{project.name}-{stack}"
+        self.root = AnalyzerResource(
+            urn=f"urn:pulumi:{stack}::{project.name}::{STACK_TYPE}::{name}",
+            type=STACK_TYPE,
+            name=name,
+            properties={},
+        )
+
+    def convert(self, record: ResourceRecord) -> tuple[AnalyzerResource, AnalyzerResource]:
+        """``(for Analyze, for AnalyzeStack)`` of one registration."""
         package = record.type.split(":", 1)[0]
+        if record.type.startswith("pulumi:providers:"):
+            self.explicit[record.urn] = record.inputs
+        provider = None
         if record.custom and package != "pulumi":
             reference = record.provider.rsplit("::", 1)[0] if record.provider else ""
-            provider = dict(explicit.get(reference) or _provider_config(package, config))
+            provider = dict(self.explicit.get(reference) or _provider_config(package, self.config))
         provider_type = f"pulumi:providers:{package}"
-        per_resource.append(
-            AnalyzerResource.from_record(record, provider, provider_type=provider_type)
-        )
-        per_stack.append(
+        return (
+            AnalyzerResource.from_record(record, provider, provider_type=provider_type),
             AnalyzerResource.from_record(
                 record, provider, provider_type=provider_type, outputs=True
-            )
+            ),
         )
-    return per_resource, per_stack
+
+
+class _StreamingAnalysis:
+    """``Analyze`` calls made while the program still registers resources, as the engine makes
+    them: a thread waits for the pack, configures it, then sends each registration as it
+    arrives, so the pack works on the other core while the program runs."""
+
+    def __init__(
+        self,
+        pack: PolicyPackProcess,
+        requests: AnalyzerRequests,
+        config: Mapping[str, PolicyConfig],
+    ) -> None:
+        self.pack, self.requests, self.config = pack, requests, config
+        self.info: Any = None
+        self.resolved: dict[str, PolicyConfig] = {}
+        self.per_stack: list[AnalyzerResource] = [requests.root]
+        self.diagnostics: list[Diagnostic] = []
+        self.error: BaseException | None = None
+        self.timings: dict[str, float] = {}
+        self._queue: queue.SimpleQueue[ResourceRecord | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def submit(self, record: ResourceRecord) -> None:
+        """Queue one registration (called by the recording monitor)."""
+        self._queue.put(record)
+
+    def _run(self) -> None:
+        ready = False
+        try:
+            clock = time.perf_counter()
+            self.pack.connect()
+            self.timings["pack_start"] = time.perf_counter() - clock
+            clock = time.perf_counter()
+            self.info = self.pack.info()
+            self.resolved = self.pack.configure(self.config)
+            self.timings["configure"] = time.perf_counter() - clock
+            ready = True
+            self._send(self.requests.root)
+        except BaseException as error:  # re-raised by finish() in the caller's thread
+            self.error = error
+        while (record := self._queue.get()) is not None:
+            per_resource, per_stack = self.requests.convert(record)
+            self.per_stack.append(per_stack)
+            if ready and self.error is None:
+                try:
+                    self._send(per_resource)
+                except BaseException as error:
+                    self.error = error
+
+    def _send(self, resource: AnalyzerResource) -> None:
+        # The engine attributes an Analyze diagnostic without a URN to the analysed resource.
+        # A blocking call releases the GIL while the pack works, so the program runs meanwhile.
+        self.diagnostics += [
+            replace(d, urn=d.urn or resource.urn) for d in self.pack.analyze(resource)
+        ]
+
+    def finish(self) -> list[Diagnostic]:
+        """Wait for every answer; the diagnostics in registration order. Raises what the
+        thread met (pack start, config or call errors)."""
+        self._queue.put(None)
+        self._thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.diagnostics
 
 
 def _violation(diagnostic: Diagnostic, policies: Mapping[str, PolicyMeta]) -> Violation:
@@ -295,49 +368,58 @@ def run_preview(options: PreviewOptions) -> PreviewResult:
         region=config.get("gcp:region"),
         project_numbers=_project_numbers(config, file_config),
     )
-    timings: dict[str, float] = {}
-    clock = time.perf_counter()
-    run, failure = run_project_program(project, stack, mocks, config, secrets)
-    timings["program"] = time.perf_counter() - clock
-    if failure is not None:
-        raise PreviewError(str(failure))
-    per_resource, per_stack = analyzer_resources(project, stack, run.records, config)
-
-    result = PreviewResult(project=project, stack=stack, resources=run.records, violations=[])
-    result.logs = run.logs
-    result.notes = _notes(mocks)
-    clock = time.perf_counter()
+    pack = PolicyPackProcess(pack_dir, python=python)
+    pack.start()  # the pack imports while the program runs, as with the CLI
     try:
-        with PolicyPackProcess(pack_dir, python=python) as pack:
-            timings["pack_start"] = time.perf_counter() - clock
-            clock = time.perf_counter()
-            info = pack.info()
-            resolved = pack.configure(file_config)
-            timings["configure"] = time.perf_counter() - clock
-            result.pack_name, result.pack_version = info.name, info.version
-            result.policies = _policy_meta(info, resolved)
-            clock = time.perf_counter()
-            # The engine attributes an Analyze diagnostic without a URN to the analysed resource.
-            diagnostics = [
-                replace(d, urn=d.urn or resource.urn)
-                for resource in per_resource
-                for d in pack.analyze(resource)
-            ]
-            timings["analyze"] = time.perf_counter() - clock
-            clock = time.perf_counter()
-            diagnostics += pack.analyze_stack(per_stack)
-            timings["analyze_stack"] = time.perf_counter() - clock
-    except PackStartError as error:
-        raise PreviewError(f"the policy pack {pack_dir} did not start: {error}") from None
-    except PolicyConfigError as error:
-        raise PreviewError(str(error)) from None
-    except grpc.RpcError as error:
-        detail = error.details() if hasattr(error, "details") else str(error)
-        raise PreviewError(f"the policy pack {pack_dir} failed: {detail}") from None
+        stream = _StreamingAnalysis(pack, AnalyzerRequests(project, stack, config), file_config)
+        clock = time.perf_counter()
+        run, failure = run_project_program(
+            project, stack, mocks, config, secrets, on_record=stream.submit
+        )
+        timings = {"program": time.perf_counter() - clock}
+        result = PreviewResult(project=project, stack=stack, resources=run.records, violations=[])
+        result.logs, result.notes = run.logs, _notes(mocks)
+        diagnostics = _finish(stream, failure, result, timings)
+    finally:
+        pack.close()
     result.violations = [_violation(d, result.policies) for d in diagnostics]
     timings["total"] = time.perf_counter() - started
     result.timings = timings
     return result
+
+
+def _finish(
+    stream: _StreamingAnalysis,
+    failure: ProgramFailure | None,
+    result: PreviewResult,
+    timings: dict[str, float],
+) -> list[Diagnostic]:
+    """Collect the streamed ``Analyze`` answers, then ``AnalyzeStack`` once; fills the pack's
+    metadata into ``result`` and the times into ``timings`` (``analyze``: the wait for the pack
+    after the program finished)."""
+    where = stream.pack.pack_dir
+    try:
+        clock = time.perf_counter()
+        try:
+            diagnostics = stream.finish()
+        finally:
+            if failure is not None:  # the program's error matters more than the pack's
+                raise PreviewError(str(failure))
+        timings["analyze"] = time.perf_counter() - clock
+        timings.update(stream.timings)
+        result.pack_name, result.pack_version = stream.info.name, stream.info.version
+        result.policies = _policy_meta(stream.info, stream.resolved)
+        clock = time.perf_counter()
+        diagnostics += stream.pack.analyze_stack(stream.per_stack)
+        timings["analyze_stack"] = time.perf_counter() - clock
+    except PackStartError as error:
+        raise PreviewError(f"the policy pack {where} did not start: {error}") from None
+    except PolicyConfigError as error:
+        raise PreviewError(str(error)) from None
+    except grpc.RpcError as error:
+        detail = error.details() if hasattr(error, "details") else str(error)
+        raise PreviewError(f"the policy pack {where} failed: {detail}") from None
+    return diagnostics
 
 
 def _notes(mocks: GcpMocks) -> list[str]:

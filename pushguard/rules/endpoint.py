@@ -16,6 +16,7 @@ URLs are ``https://SERVICE-HASH-REGIONCODE.a.run.app`` and
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 import unicodedata
@@ -151,8 +152,10 @@ def _normalise_host(
     return host, None
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_endpoint(raw: str) -> PushEndpoint:
-    """Parse and normalise a push endpoint URL.
+    """Parse and normalise a push endpoint URL (results are cached: the parse is pure and the
+    result immutable; a stack checks the same endpoints once per policy).
 
     Accepts any scheme (the scheme is checked by the ``push-endpoint-https`` rule) but rejects
     what parsers disagree on: whitespace, control and format characters, backslashes, userinfo,
