@@ -45,3 +45,20 @@ def test_docs_rules_md_is_generated_from_the_rules() -> None:
 def test_readme_lists_every_rule_with_its_level() -> None:
     for rule in RULES:
         assert f"| `{rule.id}` | {rule.default_level.value} |" in README
+
+
+def test_ci_runs_the_readmes_two_commands() -> None:
+    ci = (ROOT / ".ci/run").read_text(encoding="utf-8")
+    setup, tests = re.findall(r"```bash\n(.*?)\n```", README, flags=re.S)[:2]
+    main_job = setup.split('pip install -e ".[dev]" && ', 1)[1]
+    assert main_job in ci, "the README's main job is what CI runs"
+    assert tests.split("&& ", 1)[1] in ci
+
+
+def test_packaged_pack_is_the_policies_folder() -> None:
+    from pushguard.crossguard import PACK_DIR
+
+    assert (PACK_DIR / "PulumiPolicy.yaml").read_text() == (
+        ROOT / "policies/PulumiPolicy.yaml").read_text()
+    for folder in (PACK_DIR, ROOT / "policies"):
+        assert "from pushguard.crossguard import serve\n\nserve()" in (folder / "__main__.py").read_text()
