@@ -176,7 +176,7 @@ def run_program_capturing(
     pulumi.runtime.set_all_config(dict(config or {}), list(secret_keys))
     monitor = RecordingMonitor(mocks, on_record)
     logs = _LogCollector()
-    logger = logging.getLogger(f"pushguard.preview.program.{id(logs)}")
+    logger = logging.getLogger("pushguard.preview.program")
     logger.propagate = False
     logger.setLevel(logging.DEBUG)
     logger.addHandler(logs)

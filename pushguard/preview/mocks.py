@@ -33,11 +33,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import pulumi
+from pulumi.runtime import rpc
 
 PLACEHOLDER_PROJECT_NUMBER = "000000000000"
 """Answered by ``getProject`` for a project missing from the map (never a real number)."""
 
-UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+UNKNOWN: str = rpc.UNKNOWN
 """Pulumi's wire sentinel for a value that is unknown until the resource is created."""
 
 GET_PROJECT = "gcp:organizations/getProject:getProject"

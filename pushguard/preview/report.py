@@ -17,31 +17,23 @@ from rich.console import Console
 from rich.markup import escape
 from rich.tree import Tree
 
-from pushguard.preview.mocks import UNKNOWN
-from pushguard.preview.runner import STACK_TYPE, PreviewResult, Violation
+from pushguard.crossguard.wire import SECRET_SIG, SIG_KEY, is_unknown
+from pushguard.preview.runner import STACK_TYPE, PreviewResult, Violation, stack_urn
 
-SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d"
-SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
 LEVELS = ("mandatory", "advisory")
 
 
 def display_value(value: Any) -> Any:
     """``value`` (wire form) with secrets as ``[secret]`` and unknowns as ``[unknown]``."""
     if isinstance(value, dict):
-        if value.get(SECRET_SIG_KEY) == SECRET_SIG:
+        if value.get(SIG_KEY) == SECRET_SIG:
             return "[secret]"
         return {key: display_value(item) for key, item in value.items()}
     if isinstance(value, list):
         return [display_value(item) for item in value]
-    if value == UNKNOWN:
+    if is_unknown(value):
         return "[unknown]"
     return value
-
-
-def stack_urn(result: PreviewResult) -> str:
-    """The URN of the stack resource, the root of the tree."""
-    name = f"{result.project.name}-{result.stack}"
-    return f"urn:pulumi:{result.stack}::{result.project.name}::{STACK_TYPE}::{name}"
 
 
 def _relative(path: Path) -> str:
@@ -100,7 +92,7 @@ def to_json(result: PreviewResult) -> dict[str, Any]:
     (seconds per step, see :attr:`PreviewResult.timings`)."""
     resources = [
         {
-            "urn": stack_urn(result),
+            "urn": stack_urn(result.project.name, result.stack),
             "type": STACK_TYPE,
             "name": f"{result.project.name}-{result.stack}",
             "parent": "",
@@ -156,7 +148,7 @@ _MARKS = {"mandatory": " [red]✗ mandatory[/]", "advisory": " [yellow]! advisor
 def _tree(result: PreviewResult) -> Tree:
     """The resources by parent under the stack, each ``+`` (create), flagged with the worst
     level of its violations."""
-    root_urn = stack_urn(result)
+    root_urn = stack_urn(result.project.name, result.stack)
     known = {r.urn for r in result.resources} | {root_urn}
     children: dict[str, list[Any]] = {}
     for record in result.resources:

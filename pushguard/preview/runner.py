@@ -47,6 +47,12 @@ PROJECT_NUMBERS_KEY = "pushguard:projectNumbers"
 """Stack config key (a map of project ID to number) that ``getProject`` answers from."""
 
 
+def stack_urn(project: str, stack: str) -> str:
+    """The URN of the stack resource (``pulumi:pulumi:Stack`` named ``PROJECT-STACK``), the
+    parent of the program's top-level resources."""
+    return f"urn:pulumi:{stack}::{project}::{STACK_TYPE}::{project}-{stack}"
+
+
 class PreviewError(RuntimeError):
     """The preview could not run (bad usage, missing config, the program raised, the pack
     failed); the message says which and why. The CLI exits 2."""
@@ -217,11 +223,10 @@ class AnalyzerRequests:
     def __init__(self, project: PulumiProject, stack: str, config: Mapping[str, str]) -> None:
         self.config = config
         self.explicit: dict[str, Mapping[str, Any]] = {}
-        name = f"{project.name}-{stack}"
         self.root = AnalyzerResource(
-            urn=f"urn:pulumi:{stack}::{project.name}::{STACK_TYPE}::{name}",
+            urn=stack_urn(project.name, stack),
             type=STACK_TYPE,
-            name=name,
+            name=f"{project.name}-{stack}",
             properties={},
         )
 
@@ -299,11 +304,15 @@ class _StreamingAnalysis:
             replace(d, urn=d.urn or resource.urn) for d in self.pack.analyze(resource)
         ]
 
-    def finish(self) -> list[Diagnostic]:
-        """Wait for every answer; the diagnostics in registration order. Raises what the
-        thread met (pack start, config or call errors)."""
+    def stop(self) -> None:
+        """End the stream and wait for the thread (every ``Analyze`` answered)."""
         self._queue.put(None)
         self._thread.join()
+
+    def finish(self) -> list[Diagnostic]:
+        """:meth:`stop`, then the diagnostics in registration order. Raises what the thread
+        met (pack start, config or call errors)."""
+        self.stop()
         if self.error is not None:
             raise self.error
         return self.diagnostics
@@ -398,13 +407,12 @@ def _finish(
     metadata into ``result`` and the times into ``timings`` (``analyze``: the wait for the pack
     after the program finished)."""
     where = stream.pack.pack_dir
+    if failure is not None:  # the program's error matters more than any of the pack's
+        stream.stop()
+        raise PreviewError(str(failure))
     try:
         clock = time.perf_counter()
-        try:
-            diagnostics = stream.finish()
-        finally:
-            if failure is not None:  # the program's error matters more than the pack's
-                raise PreviewError(str(failure))
+        diagnostics = stream.finish()
         timings["analyze"] = time.perf_counter() - clock
         timings.update(stream.timings)
         result.pack_name, result.pack_version = stream.info.name, stream.info.version
