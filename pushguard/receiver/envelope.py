@@ -1,0 +1,202 @@
+"""The push request body, wrapped or unwrapped, as one typed message.
+
+Pub/Sub delivers a push message in one of two forms
+(https://cloud.google.com/pubsub/docs/push#receive_push and
+https://cloud.google.com/pubsub/docs/payload-unwrapping):
+
+- **wrapped** (the default): a JSON body ``{"message": {"data": <base64>, "attributes": {...},
+  "messageId"/"message_id", "publishTime"/"publish_time", "orderingKey"}, "subscription": ...,
+  "deliveryAttempt": n}``; Pub/Sub writes both spellings of the ID and time;
+  ``deliveryAttempt`` only appears when the subscription has a dead-letter policy;
+- **unwrapped** (``pushConfig.noWrapper``): the raw message data is the body. With
+  ``writeMetadata`` the metadata comes as ``x-goog-pubsub-subscription-name``,
+  ``x-goog-pubsub-message-id``, ``x-goog-pubsub-publish-time`` and ``x-goog-pubsub-ordering-key``
+  headers, and each attribute as a header named after it, indistinguishable from the request's
+  other headers. That is why the attributes to pick up must be named.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Annotated, Any
+
+from pydantic import (
+    AliasChoices,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
+
+from pushguard.receiver.errors import PushRejected
+from pushguard.receiver.token import TokenClaims
+
+SUBSCRIPTION_HEADER = "x-goog-pubsub-subscription-name"
+MESSAGE_ID_HEADER = "x-goog-pubsub-message-id"
+PUBLISH_TIME_HEADER = "x-goog-pubsub-publish-time"
+ORDERING_KEY_HEADER = "x-goog-pubsub-ordering-key"
+
+SubscriptionName = Annotated[
+    str, StringConstraints(pattern=r"^projects/[^/\s]+/subscriptions/[^/\s]+$", max_length=512)
+]
+
+
+class PushMessage(BaseModel):
+    """One verified push message.
+
+    Attributes:
+        data: the message data, decoded from base64 (wrapped) or the raw body (unwrapped).
+        attributes: message attributes (unwrapped: only the headers named in
+            ``attribute_headers``).
+        message_id: Pub/Sub's message ID, the same on every redelivery (``None`` when unwrapped
+            without ``writeMetadata``): use it to make processing idempotent.
+        publish_time: when the message was published, timezone-aware.
+        ordering_key: the ordering key, if the message has one.
+        delivery_attempt: 1 on the first delivery; only when the subscription has a dead-letter
+            policy.
+        subscription: ``projects/P/subscriptions/S``.
+        token: the verified token claims (``None`` from :func:`parse_wrapped` and
+            :func:`parse_unwrapped` alone, which verify nothing).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    data: bytes
+    attributes: Mapping[str, str]
+    message_id: str | None
+    publish_time: datetime | None
+    ordering_key: str | None = None
+    delivery_attempt: int | None = None
+    subscription: str | None = None
+    token: TokenClaims | None = None
+
+
+class _WireMessage(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+
+    data: str = ""
+    attributes: dict[str, str] = Field(default_factory=dict)
+    message_id: str = Field(
+        validation_alias=AliasChoices("messageId", "message_id"), min_length=1, max_length=256
+    )
+    publish_time: AwareDatetime = Field(
+        validation_alias=AliasChoices("publishTime", "publish_time"),
+        strict=False,  # an RFC 3339 string; strict mode would only take it from raw JSON
+    )
+    ordering_key: str | None = Field(
+        default=None, validation_alias=AliasChoices("orderingKey", "ordering_key")
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _spellings_agree(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            for camel, snake in (("messageId", "message_id"), ("publishTime", "publish_time")):
+                if camel in value and snake in value and value[camel] != value[snake]:
+                    raise ValueError(f"{camel} and {snake} differ")
+        return value
+
+
+class _WireEnvelope(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+
+    message: _WireMessage
+    subscription: SubscriptionName | None = None
+    delivery_attempt: int | None = Field(
+        default=None, validation_alias=AliasChoices("deliveryAttempt", "delivery_attempt"), ge=1
+    )
+
+
+def _describe(error: ValidationError) -> str:
+    first = error.errors(include_url=False, include_input=False)[0]
+    where = ".".join(str(part) for part in first["loc"]) or "body"
+    return f"{where}: {first['msg']}"
+
+
+def parse_wrapped(body: bytes, token: TokenClaims | None = None) -> PushMessage:
+    """Parse a wrapped push body.
+
+    Args:
+        body: the raw request body (UTF-8 JSON).
+        token: verified claims to attach.
+
+    Raises:
+        PushRejected: 400, naming the first field that is missing or of the wrong type (values
+            from the body are never echoed).
+    """
+    try:
+        wire = _WireEnvelope.model_validate_json(body)
+    except ValidationError as exc:
+        raise PushRejected(400, "malformed_envelope", _describe(exc)) from None
+    try:
+        data = base64.b64decode(wire.message.data, validate=True)
+    except (binascii.Error, ValueError):
+        raise PushRejected(400, "malformed_envelope", "message.data: not base64") from None
+    return PushMessage.model_construct(  # every field was validated above
+        data=data,
+        attributes=wire.message.attributes,
+        message_id=wire.message.message_id,
+        publish_time=wire.message.publish_time,
+        ordering_key=wire.message.ordering_key,
+        delivery_attempt=wire.delivery_attempt,
+        subscription=wire.subscription,
+        token=token,
+    )
+
+
+class _UnwrappedMetadata(BaseModel):
+    model_config = ConfigDict(strict=False, frozen=True)
+
+    subscription: SubscriptionName | None = None
+    message_id: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = None
+    publish_time: AwareDatetime | None = None
+    ordering_key: str | None = None
+
+
+def parse_unwrapped(
+    headers: Mapping[str, str],
+    body: bytes,
+    *,
+    attribute_headers: Iterable[str] = (),
+    token: TokenClaims | None = None,
+) -> PushMessage:
+    """Build a message from an unwrapped push (``noWrapper``): the body is the data.
+
+    Args:
+        headers: request headers, lowercase names (see :func:`lowercase_headers`).
+        body: the raw body, returned as ``data`` unchanged.
+        attribute_headers: header names to return as attributes (``writeMetadata`` sends each
+            attribute as a header of the same name, which cannot otherwise be told apart from
+            transport headers).
+        token: verified claims to attach.
+
+    Raises:
+        PushRejected: 400 when a ``x-goog-pubsub-*`` header is malformed (e.g. a publish time that
+            is not RFC 3339).
+    """
+    try:
+        metadata = _UnwrappedMetadata(
+            subscription=headers.get(SUBSCRIPTION_HEADER),
+            message_id=headers.get(MESSAGE_ID_HEADER),
+            publish_time=headers.get(PUBLISH_TIME_HEADER),
+            ordering_key=headers.get(ORDERING_KEY_HEADER),
+        )
+    except ValidationError as exc:
+        raise PushRejected(400, "malformed_metadata", _describe(exc)) from None
+    wanted = {name.lower() for name in attribute_headers}
+    return PushMessage.model_construct(  # every field was validated above
+        data=body,
+        attributes={name: value for name, value in headers.items() if name in wanted},
+        message_id=metadata.message_id,
+        publish_time=metadata.publish_time,
+        ordering_key=metadata.ordering_key,
+        delivery_attempt=None,
+        subscription=metadata.subscription,
+        token=token,
+    )

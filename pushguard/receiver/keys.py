@@ -1,0 +1,229 @@
+"""Where the verifier gets Google's public keys: a fixed mapping, or Google's certificate endpoint.
+
+Pub/Sub's push tokens are Google-signed ID tokens: RS256 JWTs whose header names the signing key
+by ``kid``. Google publishes the current keys as X.509 certificates at
+https://www.googleapis.com/oauth2/v1/certs (a JSON object ``{kid: PEM certificate}``) and says how
+long to cache them in the response's ``Cache-Control: max-age`` (with ``Age``) or ``Expires``
+headers (https://developers.google.com/identity/openid-connect/openid-connect#validatinganidtoken).
+
+Keys are parsed once, when they arrive, not per request: parsing a certificate costs more than
+checking a signature.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Protocol
+
+from cryptography import x509
+from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicKey
+from cryptography.hazmat.primitives.serialization import load_pem_public_key
+
+GOOGLE_CERTS_URL = "https://www.googleapis.com/oauth2/v1/certs"
+"""Google's signing certificates for ID tokens, PEM form (what ``google.oauth2.id_token`` uses)."""
+
+MIN_RSA_BITS = 2048
+
+
+class KeySourceError(Exception):
+    """No usable signing keys: the certificate endpoint failed and nothing valid is cached."""
+
+
+class KeySource(Protocol):
+    """Maps a JWT ``kid`` to the RSA public key that must have signed it.
+
+    ``key(kid)`` returns ``None`` for a key it does not know, and raises :class:`KeySourceError`
+    when it cannot say (no keys at all).
+    """
+
+    def key(self, kid: str) -> RSAPublicKey | None: ...
+
+
+def load_rsa_public_key(pem: str | bytes, *, kid: str = "?") -> RSAPublicKey:
+    """Parse a PEM X.509 certificate or PEM public key into an RSA public key.
+
+    Args:
+        pem: ``-----BEGIN CERTIFICATE-----`` (Google's format) or ``-----BEGIN PUBLIC KEY-----``.
+        kid: the key ID, only to name the key in errors.
+
+    Raises:
+        ValueError: not PEM, not RSA, or shorter than 2048 bits (RS256 keys must be at least
+            2048 bits: RFC 7518 section 3.3).
+    """
+    data = pem.encode() if isinstance(pem, str) else pem
+    try:
+        public_key: object = (
+            x509.load_pem_x509_certificate(data).public_key()
+            if b"-----BEGIN CERTIFICATE-----" in data
+            else load_pem_public_key(data)
+        )
+    except ValueError as exc:
+        raise ValueError(f"key {kid!r}: not a PEM certificate or public key ({exc})") from None
+    if not isinstance(public_key, RSAPublicKey):
+        raise ValueError(f"key {kid!r}: RS256 needs an RSA key, got {type(public_key).__name__}")
+    if public_key.key_size < MIN_RSA_BITS:
+        raise ValueError(f"key {kid!r}: {public_key.key_size}-bit RSA; at least 2048 is required")
+    return public_key
+
+
+class StaticKeySource:
+    """A fixed ``{kid: PEM}`` mapping: for tests, and for receivers with no route to Google.
+
+    Args:
+        keys: key ID to PEM certificate or public key (as served by :data:`GOOGLE_CERTS_URL`).
+
+    Raises:
+        ValueError: a key does not parse (the message names its ``kid``), or the mapping is empty.
+    """
+
+    def __init__(self, keys: Mapping[str, str | bytes]) -> None:
+        if not keys:
+            raise ValueError("keys: at least one {kid: PEM} entry is required")
+        self._keys = {kid: load_rsa_public_key(pem, kid=kid) for kid, pem in keys.items()}
+
+    def key(self, kid: str) -> RSAPublicKey | None:
+        """The key for ``kid``, or ``None``."""
+        return self._keys.get(kid)
+
+
+class HttpResponse(Protocol):
+    """The part of ``google.auth.transport.Response`` this module reads."""
+
+    @property
+    def status(self) -> int: ...
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+    @property
+    def data(self) -> bytes: ...
+
+
+Fetch = Callable[[str], HttpResponse]
+"""Performs ``GET url``. By default a ``google.auth.transport.requests.Request``."""
+
+_MAX_AGE = re.compile(r"(?:^|,)\s*max-age\s*=\s*\"?(\d+)\"?\s*(?:,|$)", re.IGNORECASE)
+_NO_CACHE = re.compile(r"(?:^|,)\s*(?:no-cache|no-store)\s*(?:,|$)", re.IGNORECASE)
+
+
+def cache_lifetime(headers: Mapping[str, str], now: float) -> float | None:
+    """Seconds a response may be reused, from its HTTP caching headers (RFC 9111 section 4.2.1).
+
+    ``Cache-Control: max-age`` minus ``Age`` wins; else ``Expires`` minus ``Date`` (or ``now``);
+    ``no-cache``/``no-store`` give 0. ``None`` when the headers say nothing usable.
+    """
+    lower = {name.lower(): value for name, value in headers.items()}
+    control = lower.get("cache-control", "")
+    if _NO_CACHE.search(control):
+        return 0.0
+    if match := _MAX_AGE.search(control):
+        age = lower.get("age", "0").strip()
+        return max(0.0, float(match.group(1)) - (float(age) if age.isdigit() else 0.0))
+    if "expires" in lower:
+        try:
+            expires = email.utils.parsedate_to_datetime(lower["expires"]).timestamp()
+            date = lower.get("date")
+            base = email.utils.parsedate_to_datetime(date).timestamp() if date else now
+        except (TypeError, ValueError):
+            return 0.0  # RFC 9111: an invalid Expires means "already expired"
+        return max(0.0, expires - base)
+    return None
+
+
+class GoogleKeySource:
+    """Google's signing keys, fetched on first use and cached as the endpoint's headers say.
+
+    Args:
+        url: the certificate endpoint (JSON ``{kid: PEM certificate}``).
+        fetch: performs the GET; default ``google.auth.transport.requests.Request`` (needs
+            ``requests``), called as ``fetch(url)``.
+        clock: seconds since the epoch; injectable for tests.
+        default_lifetime: seconds to cache when the response has no caching headers.
+        min_refresh_interval: at most one refetch per this many seconds when a token names a
+            ``kid`` that is not cached (Google rotated its keys). Tokens with made-up ``kid`` s
+            therefore cannot make the receiver hammer Google.
+
+    ``key()`` raises :class:`KeySourceError` when the cached keys have expired and a refetch
+    failed (or was rate-limited after a failure): expired keys are not used, since Google may have
+    withdrawn them. A failed refetch for an unknown ``kid`` keeps the unexpired keys.
+    """
+
+    def __init__(
+        self,
+        url: str = GOOGLE_CERTS_URL,
+        *,
+        fetch: Fetch | None = None,
+        clock: Callable[[], float] = time.time,
+        default_lifetime: float = 300.0,
+        min_refresh_interval: float = 30.0,
+    ) -> None:
+        self._url = url
+        self._fetch = fetch
+        self._clock = clock
+        self._default_lifetime = default_lifetime
+        self._min_refresh_interval = min_refresh_interval
+        self._keys: dict[str, RSAPublicKey] = {}
+        self._expires_at = float("-inf")
+        self._last_attempt = float("-inf")
+        self._last_error = "not fetched yet"
+        self._lock = threading.Lock()
+
+    def key(self, kid: str) -> RSAPublicKey | None:
+        """The key for ``kid``; refetches when the cache expired or ``kid`` is not in it."""
+        now = self._clock()
+        if now >= self._expires_at or kid not in self._keys:
+            self._refresh(now, kid)
+        if now >= self._expires_at:
+            raise KeySourceError(f"no unexpired keys from {self._url}: {self._last_error}")
+        return self._keys.get(kid)
+
+    def _refresh(self, now: float, kid: str) -> None:
+        with self._lock:
+            if now < self._expires_at and kid in self._keys:
+                return  # another thread fetched them while this one waited
+            if now - self._last_attempt < self._min_refresh_interval:
+                return  # rate limit: made-up kids and outages cost one fetch per interval
+            self._last_attempt = now
+            try:
+                keys, lifetime = self._download(now)
+            except Exception as exc:  # any failure of the transport or the document
+                self._last_error = f"{type(exc).__name__}: {exc}"
+                return
+            self._keys = keys
+            self._expires_at = now + max(lifetime, self._min_refresh_interval)
+
+    def _download(self, now: float) -> tuple[dict[str, RSAPublicKey], float]:
+        fetch = self._fetch or _default_fetch()
+        response = fetch(self._url)
+        if response.status != 200:
+            raise ValueError(f"HTTP {response.status}")
+        document = json.loads(response.data)
+        if not isinstance(document, dict) or not document:
+            raise ValueError("expected a JSON object of {kid: PEM certificate}")
+        keys = {
+            str(kid): load_rsa_public_key(str(pem), kid=str(kid)) for kid, pem in document.items()
+        }
+        lifetime = cache_lifetime(response.headers, now)
+        return keys, self._default_lifetime if lifetime is None else lifetime
+
+
+def _default_fetch() -> Fetch:
+    try:
+        from google.auth.transport.requests import Request  # noqa: PLC0415
+    except ImportError as exc:  # pragma: no cover - depends on the installed extras
+        raise KeySourceError(
+            "GoogleKeySource needs the 'requests' package (pip install 'pushguard[receiver]'), "
+            "or pass fetch= / use StaticKeySource"
+        ) from exc
+    request = Request()
+
+    def fetch(url: str) -> HttpResponse:
+        response: HttpResponse = request(url=url, method="GET", timeout=10)
+        return response
+
+    return fetch

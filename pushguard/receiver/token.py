@@ -1,0 +1,238 @@
+"""Verification of the OIDC token Pub/Sub attaches to each push request.
+
+With authentication on, Pub/Sub sends ``Authorization: Bearer <JWT>``: a Google-signed ID token
+(RS256) whose ``aud`` is the subscription's audience (the push endpoint when none is set) and
+whose ``email`` is the push-auth service account
+(https://cloud.google.com/pubsub/docs/authenticate-push-subscriptions). Tokens are cached by
+Pub/Sub and may be up to an hour old, so ``iat`` alone says nothing; ``exp`` decides.
+
+The signature is checked with ``cryptography`` against a key chosen by ``kid`` before any claim is
+read. Parsing is strict and does less than general JWT libraries on purpose: exactly three
+base64url segments, ``alg`` exactly ``RS256`` (so ``none``, HS256-with-the-public-key and ES256
+are impossible), a ``kid`` that must name a known key (no "try every key"), no ``crit`` headers,
+and keys only ever from the :class:`~pushguard.receiver.keys.KeySource` (``jku``, ``jwk``, ``x5u``
+and ``x5c`` in the header are never used).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from cachetools import TLRUCache
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.padding import PKCS1v15
+from cryptography.hazmat.primitives.hashes import SHA256
+
+from pushguard.receiver.errors import PushRejected
+from pushguard.receiver.keys import KeySource, KeySourceError
+
+GOOGLE_ISSUERS = frozenset({"accounts.google.com", "https://accounts.google.com"})
+"""The ``iss`` values of Google ID tokens (both forms occur: Google's OpenID Connect docs)."""
+
+MAX_TOKEN_CHARS = 8192
+"""Google ID tokens are about 1 KB; anything far larger is not one."""
+
+_SEGMENT = re.compile(r"[A-Za-z0-9_-]+")
+_PADDING = PKCS1v15()
+_SHA256 = SHA256()
+
+
+@dataclass(frozen=True, slots=True)
+class TokenClaims:
+    """The verified claims of a push token.
+
+    Attributes:
+        issuer: ``iss``, one of :data:`GOOGLE_ISSUERS`.
+        audience: ``aud``, equal to the verifier's audience.
+        email: the push-auth service account, equal to the verifier's.
+        subject: ``sub``, the account's unique numeric ID (``""`` if absent).
+        issued_at: ``iat``, seconds since the epoch.
+        expires_at: ``exp``, seconds since the epoch.
+        key_id: the ``kid`` of the key that signed the token.
+    """
+
+    issuer: str
+    audience: str
+    email: str
+    subject: str
+    issued_at: float
+    expires_at: float
+    key_id: str
+
+
+def _invalid(code: str, reason: str) -> PushRejected:
+    return PushRejected(401, code, reason)
+
+
+def _b64url_json(segment: str, what: str) -> dict[str, Any]:
+    try:
+        value = json.loads(_b64url(segment, what), parse_constant=_reject_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise _invalid("malformed_token", f"the token {what} is not a JSON object") from None
+    if not isinstance(value, dict):
+        raise _invalid("malformed_token", f"the token {what} is not a JSON object")
+    return value
+
+
+def _b64url(segment: str, what: str) -> bytes:
+    """Strict base64url (RFC 7515 section 2): no padding, no stray characters, and canonical, so
+    one token has exactly one spelling (a second spelling would be a second cache key)."""
+    if len(segment) % 4 == 1 or not _SEGMENT.fullmatch(segment):
+        raise _invalid("malformed_token", f"the token {what} is not base64url")
+    decoded = base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4))
+    if base64.urlsafe_b64encode(decoded).rstrip(b"=") != segment.encode("ascii"):
+        raise _invalid("malformed_token", f"the token {what} is not canonical base64url")
+    return decoded
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _number(claims: dict[str, Any], name: str) -> float:
+    value = claims.get(name)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _invalid("malformed_token", f"the token has no numeric '{name}' claim")
+    return float(value)
+
+
+class TokenVerifier:
+    """Verifies push tokens for one audience and one push-auth service account.
+
+    Args:
+        audience: the exact ``aud`` expected (the subscription's ``pushConfig.oidcToken.audience``,
+            or its push endpoint when none is set). Compared byte for byte: no case folding, no
+            trailing-slash forgiveness.
+        service_account_email: the push-auth service account; compared after lowercasing this
+            argument (Google issues lowercase emails).
+        keys: where signing keys come from.
+        clock_skew: seconds of tolerance on ``exp``, ``iat`` and ``nbf`` (0-300).
+        cache_size: verified tokens remembered (0 turns the cache off). A cached token is reused
+            until its ``exp`` (plus skew), keyed by the SHA-256 of the whole token, as Pub/Sub's
+            documentation suggests for high volume.
+        clock: seconds since the epoch; injectable for tests.
+
+    Raises:
+        ValueError: an argument is out of range (the message names it).
+    """
+
+    def __init__(
+        self,
+        audience: str,
+        service_account_email: str,
+        keys: KeySource,
+        *,
+        clock_skew: float = 30.0,
+        cache_size: int = 10_000,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if not isinstance(audience, str) or not audience:
+            raise ValueError("audience: a non-empty string is required")
+        if not isinstance(service_account_email, str) or "@" not in service_account_email:
+            raise ValueError("service_account_email: an email address is required")
+        if not 0 <= clock_skew <= 300:
+            raise ValueError(f"clock_skew: 0-300 seconds allowed, got {clock_skew}")
+        if cache_size < 0:
+            raise ValueError(f"cache_size: 0 or more allowed, got {cache_size}")
+        self.audience = audience
+        self.service_account_email = service_account_email.lower()
+        self._keys = keys
+        self._skew = clock_skew
+        self._clock = clock
+        self._cache: TLRUCache[bytes, TokenClaims] | None = (
+            TLRUCache(cache_size, ttu=self._cache_until, timer=clock) if cache_size else None
+        )
+        self._cache_lock = threading.Lock()
+
+    def _cache_until(self, _key: bytes, claims: TokenClaims, _now: float) -> float:
+        return claims.expires_at + self._skew
+
+    def verify(self, token: str) -> TokenClaims:
+        """Verify a compact-serialised JWT and return its claims.
+
+        Raises:
+            PushRejected: 401 for a malformed, unsigned, wrongly signed, expired or not-yet-valid
+                token, an unknown ``kid``, a wrong issuer or audience; 403 for a valid token of
+                another account or an unverified email; 503 when no signing keys can be had.
+        """
+        if len(token) > MAX_TOKEN_CHARS:
+            raise _invalid("malformed_token", "the token is too long")
+        if self._cache is None:
+            return self._verify_fresh(token)
+        digest = hashlib.sha256(token.encode()).digest()
+        with self._cache_lock:
+            cached = self._cache.get(digest)
+        if cached is not None:
+            return cached
+        claims = self._verify_fresh(token)
+        with self._cache_lock:
+            self._cache[digest] = claims
+        return claims
+
+    def _verify_fresh(self, token: str) -> TokenClaims:
+        parts = token.split(".")
+        if len(parts) != 3:
+            raise _invalid("malformed_token", "the token is not a signed JWT (three segments)")
+        header = _b64url_json(parts[0], "header")
+        if header.get("alg") != "RS256":
+            raise _invalid("wrong_algorithm", "the token is not signed with RS256")
+        if "crit" in header:
+            raise _invalid("malformed_token", "the token has critical header extensions")
+        kid = header.get("kid")
+        if not isinstance(kid, str) or not kid:
+            raise _invalid("unknown_key", "the token names no signing key")
+        claims = _b64url_json(parts[1], "payload")
+        signature = _b64url(parts[2], "signature")
+        try:
+            key = self._keys.key(kid)
+        except KeySourceError:
+            raise PushRejected(
+                503, "keys_unavailable", "Google's signing keys are unavailable; retry later"
+            ) from None
+        if key is None:
+            raise _invalid("unknown_key", "the token is not signed by a known Google key")
+        try:
+            key.verify(signature, f"{parts[0]}.{parts[1]}".encode("ascii"), _PADDING, _SHA256)
+        except InvalidSignature:
+            raise _invalid("bad_signature", "the token signature is not valid") from None
+        return self._check_claims(claims, kid)
+
+    def _check_claims(self, claims: dict[str, Any], kid: str) -> TokenClaims:
+        issuer = claims.get("iss")
+        if not isinstance(issuer, str) or issuer not in GOOGLE_ISSUERS:
+            raise _invalid("wrong_issuer", "the token is not issued by accounts.google.com")
+        expires_at = _number(claims, "exp")
+        issued_at = _number(claims, "iat")
+        now = self._clock()
+        if now > expires_at + self._skew:
+            raise _invalid("token_expired", "the token has expired")
+        if issued_at > now + self._skew:
+            raise _invalid("token_not_yet_valid", "the token is issued in the future")
+        if "nbf" in claims and _number(claims, "nbf") > now + self._skew:
+            raise _invalid("token_not_yet_valid", "the token is not valid yet")
+        audience = claims.get("aud")
+        if not isinstance(audience, str) or audience != self.audience:
+            raise _invalid("wrong_audience", "the token is for another audience")
+        email = claims.get("email")
+        if not isinstance(email, str) or email != self.service_account_email:
+            raise PushRejected(403, "wrong_account", "the token is for another service account")
+        if claims.get("email_verified") is not True:
+            raise PushRejected(403, "email_not_verified", "the token's email is not verified")
+        subject = claims.get("sub")
+        return TokenClaims(
+            issuer=issuer,
+            audience=audience,
+            email=email,
+            subject=subject if isinstance(subject, str) else "",
+            issued_at=issued_at,
+            expires_at=expires_at,
+            key_id=kid,
+        )
