@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-PROGRAM = '''
+PROGRAM = """
 import pulumi
 from pushguard.components import PushSubscription
 
@@ -39,7 +39,7 @@ for i in range(int(pulumi.Config().require("components"))):
         "dead_letter": {"max_delivery_attempts": 10},
         "deployers": ["group:platform@example.com", "group:oncall@example.com"],
     })
-'''
+"""
 
 
 def make_project(folder: Path, components: int) -> None:
@@ -51,8 +51,12 @@ def make_project(folder: Path, components: int) -> None:
         f"  bench:components: {components}\n"
     )
     (folder / "policy-config.json").write_text(
-        json.dumps({"all": "mandatory", "push-agent-token-creator": {
-            "projectNumbers": {"acme-orders": "123456789012"}}})
+        json.dumps(
+            {
+                "all": "mandatory",
+                "push-agent-token-creator": {"projectNumbers": {"acme-orders": "123456789012"}},
+            }
+        )
     )
 
 
@@ -66,21 +70,27 @@ def one(components: int) -> None:
         result = run_preview(
             PreviewOptions(folder, "bench", policy_config=folder / "policy-config.json")
         )
-    print(json.dumps({
-        "resources": len(result.resources) + 1,
-        "violations": len(result.violations),
-        "timings": result.timings,
-        "pack_seconds": result.pack_seconds,
-        "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "pack_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
-    }))
+    print(
+        json.dumps(
+            {
+                "resources": len(result.resources) + 1,
+                "violations": len(result.violations),
+                "timings": result.timings,
+                "pack_seconds": result.pack_seconds,
+                "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                "pack_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+            }
+        )
+    )
 
 
 def measure(components: int) -> dict:
     started = time.perf_counter()
     out = subprocess.run(
         [sys.executable, __file__, "--one", str(components)],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     wall = time.perf_counter() - started
     data = json.loads(out.strip().splitlines()[-1])
@@ -97,10 +107,14 @@ def main() -> None:
     if args.one is not None:
         one(args.one)
         return
-    print(f"# {platform.platform()}, Python {platform.python_version()}, "
-          f"{os.cpu_count()} CPUs; median of {args.runs} runs")
-    print("| components | resources | wall s (end to end) | in preview s | program s | "
-          "pack s | pack share | analyze s | analyze stack s | peak RSS MiB | pack RSS MiB |")
+    print(
+        f"# {platform.platform()}, Python {platform.python_version()}, "
+        f"{os.cpu_count()} CPUs; median of {args.runs} runs"
+    )
+    print(
+        "| components | resources | wall s (end to end) | in preview s | program s | "
+        "pack s | pack share | analyze s | analyze stack s | peak RSS MiB | pack RSS MiB |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for size in args.sizes:
         runs = [measure(size) for _ in range(args.runs)]

@@ -16,7 +16,9 @@ from tests.helpers import run
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-EXAMPLES = re.findall(r"```python\n(.*?)```", README, flags=re.S)
+PYTHON = re.findall(r"```python\n(.*?)```", README, flags=re.S)
+EXAMPLES = [code for code in PYTHON if "pushguard.receiver" not in code]
+RECEIVER_EXAMPLES = [code for code in PYTHON if "pushguard.receiver" in code]
 
 
 def test_readme_has_examples() -> None:
@@ -34,6 +36,16 @@ def test_readme_example_runs_under_the_mock_runtime(code: str) -> None:
         assert graph.records == []
     else:
         assert graph.by_type(TYPE_TOKEN)
+
+
+def test_readme_receiver_example_serves_and_rejects_unauthenticated_pushes() -> None:
+    [code] = RECEIVER_EXAMPLES
+    namespace: dict[str, object] = {"__name__": "readme_receiver"}
+    exec(compile(code, "README.md", "exec"), namespace)
+    client = namespace["app"].test_client()  # type: ignore[attr-defined]
+    response = client.post("/push", data=b'{"message": {}}')
+    assert response.status_code == 401
+    assert response.headers["WWW-Authenticate"] == 'Bearer error="invalid_token"'
 
 
 def test_docs_rules_md_is_generated_from_the_rules() -> None:

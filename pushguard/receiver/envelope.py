@@ -138,7 +138,7 @@ def parse_wrapped(body: bytes, token: TokenClaims | None = None) -> PushMessage:
         data = base64.b64decode(wire.message.data, validate=True)
     except (binascii.Error, ValueError):
         raise PushRejected(400, "malformed_envelope", "message.data: not base64") from None
-    return PushMessage.model_construct(  # every field was validated above
+    return PushMessage(
         data=data,
         attributes=wire.message.attributes,
         message_id=wire.message.message_id,
@@ -190,7 +190,7 @@ def parse_unwrapped(
     except ValidationError as exc:
         raise PushRejected(400, "malformed_metadata", _describe(exc)) from None
     wanted = {name.lower() for name in attribute_headers}
-    return PushMessage.model_construct(  # every field was validated above
+    return PushMessage(
         data=body,
         attributes={name: value for name, value in headers.items() if name in wanted},
         message_id=metadata.message_id,

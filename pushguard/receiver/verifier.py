@@ -80,7 +80,7 @@ class PushVerifier:
             when no audience is set (what Pub/Sub then puts in ``aud``); pushguard's
             ``PushSubscription`` component outputs it as ``audience``.
         service_account_email: the push-auth service account (the component's
-            ``push_auth_email`` output).
+            ``push_auth_service_account_email`` output).
         keys: a :class:`KeySource`, a ``{kid: PEM}`` mapping (no network), or ``None`` for Google's
             certificate endpoint (needs the ``receiver`` extra's ``requests``).
         payload_format: ``"wrapped"`` (default) or ``"unwrapped"`` (the subscription sets
