@@ -30,12 +30,14 @@ from pushguard.crossguard.graph import (
 )
 from pushguard.crossguard.resources import WireResource
 from pushguard.crossguard.wire import UNKNOWN, get_bool, get_str
-from pushguard.rules.endpoint import EndpointError, cloud_run_default_url_form, parse_endpoint
+from pushguard.rules.endpoint import (
+    EndpointError,
+    cloud_run_default_url_form,
+    is_google_serving_endpoint,
+    parse_endpoint,
+)
 from pushguard.rules.facts import IamGrant, InvokerTarget, SubscriptionFacts
 from pushguard.rules.iam import service_account_project
-
-_GOOGLE_HOST_SUFFIXES = (".run.app", ".cloudfunctions.net", ".googleapis.com", ".appspot.com")
-
 
 @dataclass
 class Resolution:
@@ -145,7 +147,7 @@ def _resolve_through_graph(b: _Builder, graph: StackGraph, in_perimeter: bool) -
             name=service.name,
             grants=grants,
         )
-    elif b.values["push_endpoint"] and not _google_host(b.values["push_endpoint"]):
+    elif b.values["push_endpoint"] and not is_google_serving_endpoint(b.values["push_endpoint"]):
         b.values["invoker_target"] = InvokerTarget(kind="external")
 
     topic_keys = {
@@ -264,11 +266,3 @@ def _grants(
         b.reasons[fact] = "a grant's member is computed from a value not known until it is created"
         return None
     return tuple(g.grant for g in found)
-
-
-def _google_host(endpoint: str) -> bool:
-    try:
-        host = parse_endpoint(endpoint).host
-    except EndpointError:
-        return False
-    return host.endswith(_GOOGLE_HOST_SUFFIXES)

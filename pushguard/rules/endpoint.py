@@ -219,3 +219,17 @@ def cloud_run_default_url_form(endpoint: PushEndpoint) -> CloudRunUrlForm | None
     ):
         return "deterministic"
     return None
+
+
+GOOGLE_SERVING_SUFFIXES = (".run.app", ".cloudfunctions.net", ".googleapis.com", ".appspot.com")
+"""Hosts under which Google serves Cloud Run, Cloud Functions, App Engine and Google APIs."""
+
+
+def is_google_serving_endpoint(endpoint: str) -> bool:
+    """True when the endpoint's host is one Google serves (:data:`GOOGLE_SERVING_SUFFIXES`), so
+    the service behind it may need an invoker grant; False for other hosts and bad URLs."""
+    try:
+        host = parse_endpoint(endpoint).host
+    except EndpointError:
+        return False
+    return host.endswith(GOOGLE_SERVING_SUFFIXES)

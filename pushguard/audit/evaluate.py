@@ -1,0 +1,151 @@
+"""The rules over the joined facts, in Arrow batches on the executors (``mapInArrow``).
+
+Each batch of joined subscription rows (:func:`pushguard.audit.join.subscription_facts`) becomes
+:class:`~pushguard.rules.facts.SubscriptionFacts` and goes through :func:`pushguard.rules.evaluate`:
+the same rule modules the policy pack runs, never a copy. Every finding (violations, and results a
+rule could not decide, ``status`` ``unknown``) is one output row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from pushguard.crossguard.config import PackSettings
+from pushguard.rules import RULES, EnforcementLevel, Finding
+from pushguard.rules.base import Rule, evaluate_rules
+from pushguard.rules.endpoint import is_google_serving_endpoint
+from pushguard.rules.facts import IamGrant, InvokerTarget, SubscriptionFacts
+
+FINDINGS_DDL = (
+    "asset_name string, project_id string, project_number string, ancestors array<string>, "
+    "rule_id string, level string, status string, message string, remediation string, "
+    "field string, evidence map<string,string>"
+)
+"""The Spark schema of a finding row (``findings.parquet``, ``findings.jsonl``)."""
+
+ARROW_FINDINGS = pa.schema(
+    [
+        ("asset_name", pa.string()),
+        ("project_id", pa.string()),
+        ("project_number", pa.string()),
+        ("ancestors", pa.list_(pa.string())),
+        ("rule_id", pa.string()),
+        ("level", pa.string()),
+        ("status", pa.string()),
+        ("message", pa.string()),
+        ("remediation", pa.string()),
+        ("field", pa.string()),
+        ("evidence", pa.map_(pa.string(), pa.string())),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class RuleGroup:
+    """Rules that share one set of settings, with their enforcement levels."""
+
+    settings: PackSettings
+    rules: tuple[Rule, ...]
+    levels: Mapping[str, EnforcementLevel]
+
+
+def plan(
+    levels: Mapping[str, EnforcementLevel], settings: Mapping[str, PackSettings]
+) -> list[RuleGroup]:
+    """Group the rules by their settings, so facts are built once per distinct settings."""
+    groups: dict[str, RuleGroup] = {}
+    for rule in RULES:
+        rule_settings = settings.get(rule.id, PackSettings())
+        key = rule_settings.model_dump_json()
+        group = groups.get(key)
+        rules = (*group.rules, rule) if group else (rule,)
+        groups[key] = RuleGroup(rule_settings, rules, levels)
+    return list(groups.values())
+
+
+def _grants(rows: list[dict[str, Any]] | None) -> tuple[IamGrant, ...] | None:
+    if rows is None:
+        return None
+    return tuple(IamGrant(**row) for row in rows)
+
+
+def facts_from_row(row: Mapping[str, Any], settings: PackSettings) -> SubscriptionFacts:
+    """One joined row -> facts, with the policy config's settings applied as the pack does."""
+    project_id = row["project_id"] or None
+    number = row["project_number"] or settings.number_of(project_id)
+    endpoint = row["push_endpoint"]
+    target: InvokerTarget | None = None
+    if row["target_kind"]:
+        target = InvokerTarget(
+            kind=row["target_kind"],
+            name=row["target_name"] or "",
+            grants=_grants(row["target_grants"]),
+        )
+    elif endpoint and not is_google_serving_endpoint(endpoint):
+        target = InvokerTarget(kind="external")
+    project = project_id or number
+    return SubscriptionFacts(
+        resource=row["asset_name"],
+        project_id=project_id,
+        project_number=number,
+        push_endpoint=endpoint,
+        exempt_endpoint_prefixes=settings.exempt_endpoint_prefixes,
+        push_auth_account=row["push_auth_account"],
+        audience=row["audience"],
+        exactly_once_delivery=bool(row["exactly_once_delivery"]),
+        dead_letter_topic=row["dead_letter_topic"],
+        in_service_perimeter=bool(row["in_service_perimeter"])
+        or settings.in_perimeter(project_id)
+        or settings.in_perimeter(number),
+        push_auth_account_grants=_grants(row["account_grants"]),
+        token_creator_known_granted=settings.token_creator_granted(project)
+        or settings.token_creator_granted(number),
+        invoker_target=target,
+        dead_letter_topic_grants=_grants(row["dead_letter_grants"])
+        if row["dead_letter_topic"]
+        else (),
+        subscription_grants=_grants(row["subscription_grants"]),
+    )
+
+
+def findings_for(row: Mapping[str, Any], groups: list[RuleGroup]) -> list[Finding]:
+    """All findings for one joined subscription row."""
+    found: list[Finding] = []
+    for group in groups:
+        found += evaluate_rules(group.rules, facts_from_row(row, group.settings), group.levels)
+    order = {rule.id: n for n, rule in enumerate(RULES)}
+    return sorted(found, key=lambda f: order[f.rule_id])
+
+
+def arrow_evaluator(
+    groups: list[RuleGroup],
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The function for ``DataFrame.mapInArrow(f, FINDINGS_DDL)``."""
+
+    def evaluate(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            out: list[dict[str, Any]] = []
+            for row in batch.to_pylist():
+                for finding in findings_for(row, groups):
+                    out.append(
+                        {
+                            "asset_name": row["asset_name"],
+                            "project_id": row["project_id"] or None,
+                            "project_number": row["project_number"],
+                            "ancestors": row["ancestors"],
+                            "rule_id": finding.rule_id,
+                            "level": finding.level.value,
+                            "status": finding.status.value,
+                            "message": finding.message,
+                            "remediation": finding.remediation,
+                            "field": finding.field,
+                            "evidence": sorted(finding.evidence.items()),
+                        }
+                    )
+            yield pa.RecordBatch.from_pylist(out, schema=ARROW_FINDINGS)
+
+    return evaluate

@@ -1,0 +1,121 @@
+"""Lines -> assets: the envelope and the typed payloads, or a quarantine reason.
+
+Every line read ends as exactly one row of the result, with ``reason`` null (parsed) or the
+reason it was quarantined. That is what makes the accounting hold: parsed + quarantined = read.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from pushguard.audit.schemas import (
+    CORRUPT,
+    ENVELOPE,
+    IAM_POLICY,
+    IAM_TYPES,
+    RESOURCE_DATA,
+    SERVICE_PERIMETER,
+)
+
+DEFAULT_MAX_LINE_BYTES = 4 * 1024 * 1024
+"""Lines longer than this are quarantined unparsed. CAI resources are far smaller: an IAM policy
+is at most 64 KB (https://cloud.google.com/iam/quotas)."""
+
+QUARANTINE_TEXT_CHARS = 2048
+"""How much of a quarantined line is kept in ``quarantine/`` (the rest is cut)."""
+
+_JSON_OPTIONS = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
+
+
+def data_column(asset_type: str) -> str:
+    """The column holding the typed ``resource.data`` of ``asset_type``."""
+    return "data_" + asset_type.split("/")[-1].lower() + "_" + asset_type.split(".")[0]
+
+
+def _typed(raw: Column, schema: object) -> Column:
+    return F.from_json(raw, schema, _JSON_OPTIONS)  # type: ignore[arg-type]
+
+
+def parse_assets(lines: DataFrame, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> DataFrame:
+    """Parse each line; see the module docstring. Columns: ``source``, ``block``, ``position``,
+    ``asset_type``, ``name``, ``ancestors``, ``parent``, ``reason``, ``text`` (quarantined lines
+    only), one typed column per resource type (:func:`data_column`), ``iam`` and ``perimeter``."""
+    too_long = F.octet_length("value") > max_line_bytes
+    envelope = F.when(~too_long, _typed(F.col("value"), ENVELOPE))
+    frame = lines.withColumn("env", envelope)
+    asset_type = F.coalesce(F.col("env.asset_type"), F.col("env.assetType"))
+    frame = frame.select(
+        "source",
+        "block",
+        "position",
+        "value",
+        "env",
+        too_long.alias("too_long"),
+        asset_type.alias("asset_type"),
+    )
+    data = F.col("env.resource.data")
+    typed = {
+        data_column(kind): F.when(
+            (F.col("asset_type") == kind) & data.isNotNull(), _typed(data, schema)
+        )
+        for kind, schema in RESOURCE_DATA.items()
+    }
+    iam_raw = F.coalesce(F.col("env.iam_policy"), F.col("env.iamPolicy"))
+    perimeter_raw = F.coalesce(F.col("env.service_perimeter"), F.col("env.servicePerimeter"))
+    frame = frame.select(
+        "*",
+        *(column.alias(name) for name, column in typed.items()),
+        F.when(
+            F.col("asset_type").isin(*IAM_TYPES) & iam_raw.isNotNull(), _typed(iam_raw, IAM_POLICY)
+        ).alias("iam"),
+        F.when(perimeter_raw.isNotNull(), _typed(perimeter_raw, SERVICE_PERIMETER)).alias(
+            "perimeter"
+        ),
+    )
+    frame = frame.withColumn("reason", _reason(max_line_bytes, list(typed)))
+    return frame.select(
+        "source",
+        "block",
+        "position",
+        "asset_type",
+        F.col("env.name").alias("name"),
+        F.col("env.ancestors").alias("ancestors"),
+        F.col("env.resource.parent").alias("parent"),
+        *typed,
+        "iam",
+        "perimeter",
+        "reason",
+        F.when(F.col("reason").isNotNull(), F.substring("value", 1, QUARANTINE_TEXT_CHARS)).alias(
+            "text"
+        ),
+    )
+
+
+def _reason(max_line_bytes: int, typed: list[str]) -> Column:
+    corrupt_payload = F.lit(None).cast("string")
+    for name in reversed(typed):
+        corrupt_payload = F.when(
+            F.col(f"{name}.{CORRUPT}").isNotNull(),
+            F.lit("resource.data does not fit the schema of its asset type"),
+        ).otherwise(corrupt_payload)
+    return (
+        F.when(F.col("too_long"), F.lit(f"line longer than {max_line_bytes} bytes"))
+        .when(
+            F.col("env").isNull() | F.col(f"env.{CORRUPT}").isNotNull(),
+            F.when(F.get_json_object("value", "$").isNull(), F.lit("not JSON")).otherwise(
+                F.lit("JSON that does not fit the Cloud Asset Inventory envelope")
+            ),
+        )
+        .when(F.col("asset_type").isNull(), F.lit("no asset type (asset_type or assetType)"))
+        .when(F.col("env.name").isNull(), F.lit("no asset name"))
+        .when(
+            F.col(f"iam.{CORRUPT}").isNotNull(),
+            F.lit("iam_policy does not fit the IAM policy schema"),
+        )
+        .when(
+            F.col(f"perimeter.{CORRUPT}").isNotNull(),
+            F.lit("service_perimeter does not fit the service perimeter schema"),
+        )
+        .otherwise(corrupt_payload)
+    )

@@ -1,0 +1,172 @@
+"""Explicit Spark schemas for the Cloud Asset Inventory lines the audit reads.
+
+No schema is ever inferred from the export. A line is parsed in two steps:
+
+1. the **envelope** (:data:`ENVELOPE`): the asset's name and type, its ancestors, and the payloads
+   kept as raw JSON text (``resource``, ``iam_policy``, ``service_perimeter``);
+2. the **payload**, only for the asset types the rules need, with the schema of that type
+   (:data:`RESOURCE_DATA`, :data:`IAM_POLICY`, :data:`SERVICE_PERIMETER`).
+
+A line that fails either step, or whose fields have the wrong JSON types, is quarantined.
+
+Both spellings of the envelope occur in real files: snake_case in Cloud Storage exports
+(``asset_type``, ``iam_policy``, ``service_perimeter``) and camelCase from the CAI API and
+``gcloud asset list`` (``assetType``, ``iamPolicy``, ``servicePerimeter``). ``resource.data`` keeps
+the service's REST field names (camelCase) in both
+(https://cloud.google.com/asset-inventory/docs/reference/rest/v1/Asset). Access-policy exports put
+perimeters in snake_case proto form (``restricted_services``); the ``ServicePerimeter`` resource
+form uses camelCase (``restrictedServices``).
+"""
+
+from __future__ import annotations
+
+from pyspark.sql.types import (
+    ArrayType,
+    BooleanType,
+    StringType,
+    StructField,
+    StructType,
+)
+
+CORRUPT = "_corrupt_record"
+
+SUBSCRIPTION = "pubsub.googleapis.com/Subscription"
+TOPIC = "pubsub.googleapis.com/Topic"
+SERVICE_ACCOUNT = "iam.googleapis.com/ServiceAccount"
+PROJECT = "cloudresourcemanager.googleapis.com/Project"
+FOLDER = "cloudresourcemanager.googleapis.com/Folder"
+ORGANIZATION = "cloudresourcemanager.googleapis.com/Organization"
+RUN_SERVICE = "run.googleapis.com/Service"
+FUNCTION_V1 = "cloudfunctions.googleapis.com/CloudFunction"
+FUNCTION_V2 = "cloudfunctions.googleapis.com/Function"
+PERIMETER = "accesscontextmanager.googleapis.com/ServicePerimeter"
+
+RESOURCE_TYPES = frozenset(
+    {
+        SUBSCRIPTION,
+        TOPIC,
+        SERVICE_ACCOUNT,
+        PROJECT,
+        FOLDER,
+        RUN_SERVICE,
+        FUNCTION_V1,
+        FUNCTION_V2,
+        PERIMETER,
+    }
+)
+"""Asset types whose ``resource`` the audit reads."""
+IAM_TYPES = frozenset(
+    {
+        SUBSCRIPTION,
+        TOPIC,
+        SERVICE_ACCOUNT,
+        PROJECT,
+        FOLDER,
+        ORGANIZATION,
+        RUN_SERVICE,
+        FUNCTION_V1,
+        FUNCTION_V2,
+    }
+)
+"""Asset types whose IAM policy can grant what the rules look for (directly or inherited)."""
+NEEDED_TYPES = RESOURCE_TYPES | IAM_TYPES
+"""Only these folders are read in the per-asset-type layout (``PREFIX/<asset type>/<shard>``)."""
+
+
+def _strings(*names: str) -> list[StructField]:
+    return [StructField(name, StringType()) for name in names]
+
+
+ENVELOPE = StructType(
+    [
+        *_strings("name", "asset_type", "assetType", "ancestry_path", "update_time", "updateTime"),
+        StructField("ancestors", ArrayType(StringType())),
+        StructField(
+            "resource",
+            StructType(_strings("parent", "data", "version", "discovery_name", "discoveryName")),
+        ),
+        *_strings("iam_policy", "iamPolicy", "service_perimeter", "servicePerimeter"),
+        StructField(CORRUPT, StringType()),
+    ]
+)
+"""The CAI asset envelope; payloads stay raw JSON text (Spark keeps a nested object as its JSON
+text when the schema says string)."""
+
+_URL = StructType(_strings("url"))
+
+
+def _data(*fields: StructField) -> StructType:
+    return StructType([*fields, StructField(CORRUPT, StringType())])
+
+
+_PERIMETER_CONFIG = StructType(
+    [
+        StructField("resources", ArrayType(StringType())),
+        StructField("restricted_services", ArrayType(StringType())),
+        StructField("restrictedServices", ArrayType(StringType())),
+    ]
+)
+
+SERVICE_PERIMETER = _data(
+    *_strings("name", "title"),
+    StructField("status", _PERIMETER_CONFIG),
+    StructField("spec", _PERIMETER_CONFIG),
+)
+"""A service perimeter, in both the access-policy (snake_case) and the resource (camelCase) form
+(https://cloud.google.com/access-context-manager/docs/reference/rest/v1/accessPolicies.servicePerimeters)."""
+
+
+RESOURCE_DATA: dict[str, StructType] = {
+    # https://cloud.google.com/pubsub/docs/reference/rest/v1/projects.subscriptions
+    SUBSCRIPTION: _data(
+        *_strings("name", "topic"),
+        StructField(
+            "pushConfig",
+            StructType(
+                [
+                    *_strings("pushEndpoint"),
+                    StructField(
+                        "oidcToken", StructType(_strings("serviceAccountEmail", "audience"))
+                    ),
+                ]
+            ),
+        ),
+        StructField("enableExactlyOnceDelivery", BooleanType()),
+        StructField("deadLetterPolicy", StructType(_strings("deadLetterTopic"))),
+    ),
+    TOPIC: _data(*_strings("name")),
+    # https://cloud.google.com/iam/docs/reference/rest/v1/projects.serviceAccounts
+    SERVICE_ACCOUNT: _data(*_strings("email", "projectId", "uniqueId", "name")),
+    # Resource Manager v1 (projectNumber, parent {type, id}) and v3 (name projects/N, parent text)
+    PROJECT: _data(*_strings("projectId", "projectNumber", "name", "parent")),
+    FOLDER: _data(*_strings("name", "parent")),
+    # run.googleapis.com/Service: v2 (uri, urls) and v1 Knative (status.url, status.address.url)
+    RUN_SERVICE: _data(
+        *_strings("uri"),
+        StructField("urls", ArrayType(StringType())),
+        StructField("status", StructType([*_strings("url"), StructField("address", _URL)])),
+    ),
+    FUNCTION_V1: _data(StructField("httpsTrigger", _URL)),
+    FUNCTION_V2: _data(StructField("serviceConfig", StructType(_strings("uri", "service")))),
+    PERIMETER: SERVICE_PERIMETER,
+}
+"""Per asset type, the ``resource.data`` fields the audit reads. A v1 Project's ``parent`` is an
+object and a v3 one's a string: as a string field Spark keeps either as text."""
+
+_CONDITION = StructType(_strings("title", "expression"))
+
+IAM_POLICY = _data(
+    StructField(
+        "bindings",
+        ArrayType(
+            StructType(
+                [
+                    *_strings("role"),
+                    StructField("members", ArrayType(StringType())),
+                    StructField("condition", _CONDITION),
+                ]
+            )
+        ),
+    ),
+)
+"""An IAM policy (https://cloud.google.com/iam/docs/reference/rest/v1/Policy)."""
