@@ -147,6 +147,59 @@ def preview_command(  # noqa: PLR0917 - typer maps parameters to options
     raise typer.Exit(result.exit_code)
 
 
+class FailOn(StrEnum):
+    """``--fail-on`` of ``pushguard audit``."""
+
+    MANDATORY = "mandatory"
+    ADVISORY = "advisory"
+    NEVER = "never"
+
+
+@app.command("audit")
+def audit_command(  # noqa: PLR0917 - typer maps parameters to options
+    export_paths: Annotated[
+        list[str], typer.Argument(help="Cloud Asset Inventory export files or folders.")
+    ],
+    out: Annotated[str, typer.Option("--out", help="Output folder (local or a URI).")],
+    master: Annotated[
+        str | None, typer.Option("--master", help="Spark master (default: local[*]).")
+    ] = None,
+    policy_config: Annotated[
+        Path | None, typer.Option("--policy-config", help="Policy config JSON (levels, settings).")
+    ] = None,
+    fail_on: Annotated[
+        FailOn, typer.Option("--fail-on", help="Exit 1 on violations at or above this level.")
+    ] = FailOn.MANDATORY,
+    include_dry_run_perimeters: Annotated[
+        bool, typer.Option(help="Count dry-run (spec) service perimeters too.")
+    ] = False,
+    max_line_bytes: Annotated[
+        int, typer.Option(help="Quarantine lines longer than this many bytes.")
+    ] = 4 * 1024 * 1024,
+) -> None:
+    """Audit every Pub/Sub push subscription in Cloud Asset Inventory exports (Spark)."""
+    try:
+        from pushguard.audit.command import run  # noqa: PLC0415 - needs the audit extra
+    except ImportError as error:
+        typer.echo(
+            f"pushguard audit: error: {error}; install the audit extra: "
+            "pip install 'pushguard[audit]'",
+            err=True,
+        )
+        raise typer.Exit(2) from None
+    raise typer.Exit(
+        run(
+            export_paths,
+            out,
+            master=master,
+            policy_config=policy_config,
+            fail_on=fail_on.value,
+            include_dry_run=include_dry_run_perimeters,
+            max_line_bytes=max_line_bytes,
+        )
+    )
+
+
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"pushguard {__version__}")

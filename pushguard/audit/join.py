@@ -88,9 +88,13 @@ def split_assets(assets: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame]:
 
 
 def hierarchy(assets: DataFrame) -> DataFrame:
-    """``key`` -> ``ancestors`` (itself first) for every project, folder and organization, from
-    the export's ``ancestors`` or else by following ``parent`` links (one join per level, until
-    no link is left; each level is checkpointed so the plan stays small)."""
+    """``key`` -> ``ancestors`` (itself first) for every project, folder and organization: the
+    export's ``ancestors``, or else the chain of ``parent`` links.
+
+    The links (one small row per container, not per line) are collected and followed on the
+    driver, then broadcast: the hierarchy of an organization is at most a few hundred thousand
+    containers, and a join per level would make the plan grow with the depth.
+    """
     containers = assets.filter(F.col("asset_type").isin(PROJECT, FOLDER, ORGANIZATION))
     links = (
         containers.select(
@@ -101,28 +105,20 @@ def hierarchy(assets: DataFrame) -> DataFrame:
             F.col("ancestors"),
         )
         .dropDuplicates(["key"])
-        .localCheckpoint()
+        .collect()
     )
-    step = links.select(F.col("key").alias("next"), F.col("up").alias("after"))
-    paths = links.select(
-        "key", F.array("key").alias("path"), F.col("up").alias("next"), "ancestors"
-    )
-    for _ in range(MAX_HIERARCHY_DEPTH):
-        if paths.filter(F.col("next").isNotNull() & F.col("ancestors").isNull()).isEmpty():
-            break
-        paths = (
-            paths.join(F.broadcast(step), "next", "left")
-            .withColumn(
-                "path",
-                F.when(F.col("next").isNotNull(), F.concat("path", F.array("next"))).otherwise(
-                    F.col("path")
-                ),
-            )
-            .withColumn("next", F.col("after"))
-            .drop("after")
-            .localCheckpoint()
-        )
-    return paths.select("key", F.coalesce("ancestors", "path").alias("ancestors")).localCheckpoint()
+    up = {row["key"]: row["up"] for row in links}
+    rows = []
+    for row in links:
+        path = list(row["ancestors"] or [])
+        if not path:
+            node: str | None = row["key"]
+            while node and node not in path and len(path) <= MAX_HIERARCHY_DEPTH:
+                path.append(node)
+                node = up.get(node)
+        rows.append((row["key"], path))
+    spark = assets.sparkSession
+    return spark.createDataFrame(rows, "key string, ancestors array<string>")
 
 
 def _with_ancestors(frame: DataFrame, tree: DataFrame) -> DataFrame:

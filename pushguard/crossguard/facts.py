@@ -39,6 +39,7 @@ from pushguard.rules.endpoint import (
 from pushguard.rules.facts import IamGrant, InvokerTarget, SubscriptionFacts
 from pushguard.rules.iam import service_account_project
 
+
 @dataclass
 class Resolution:
     """One subscription's facts and, per unknown fact, why it is unknown (for diagnostics)."""

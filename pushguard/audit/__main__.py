@@ -1,0 +1,47 @@
+"""``spark-submit`` entry point: the same options and exit codes as ``pushguard audit``.
+
+    spark-submit --master yarn --py-files pushguard.zip \\
+        "$(python -c 'import pushguard.audit.__main__ as m; print(m.__file__)')" \\
+        gs://bucket/cai/ --out gs://bucket/pushguard-audit/ --policy-config policy-config.json
+
+or locally ``python -m pushguard.audit EXPORT_PATH --out DIR``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pushguard.audit.command import run
+from pushguard.audit.job import FAIL_ON
+from pushguard.audit.parse import DEFAULT_MAX_LINE_BYTES
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the options and run the audit; returns the exit code."""
+    parser = argparse.ArgumentParser(
+        prog="pushguard.audit",
+        description="Audit every Pub/Sub push subscription in Cloud Asset Inventory exports.",
+    )
+    parser.add_argument("export_paths", nargs="+", metavar="EXPORT_PATH")
+    parser.add_argument("--out", required=True, help="output folder (local or a URI)")
+    parser.add_argument("--master", help="Spark master (default: local[*], or spark-submit's)")
+    parser.add_argument("--policy-config", type=Path, help="policy-config.json (levels, settings)")
+    parser.add_argument("--fail-on", choices=FAIL_ON, default="mandatory")
+    parser.add_argument("--include-dry-run-perimeters", action="store_true")
+    parser.add_argument("--max-line-bytes", type=int, default=DEFAULT_MAX_LINE_BYTES)
+    options = parser.parse_args(argv)
+    return run(
+        options.export_paths,
+        options.out,
+        master=options.master,
+        policy_config=options.policy_config,
+        fail_on=options.fail_on,
+        include_dry_run=options.include_dry_run_perimeters,
+        max_line_bytes=options.max_line_bytes,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+"""The audit as a command: options in, a Spark session, the run, an exit code out.
+
+Used by ``pushguard audit`` and by ``spark-submit`` (``python -m pushguard.audit`` /
+``pushguard/audit/__main__.py``), so both take the same options and behave the same.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TextIO
+
+from pushguard.audit.job import FAIL_ON, AuditOptions, run_audit
+from pushguard.audit.parse import DEFAULT_MAX_LINE_BYTES
+from pushguard.audit.read import InputError
+from pushguard.crossguard.config import PackConfigError, PackSettings, parse_settings
+from pushguard.preview.policy_config import PolicyConfig, PolicyConfigError, load_policy_config
+from pushguard.rules import RULES, RULES_BY_ID, EnforcementLevel
+
+DEFAULT_MASTER = "local[*]"
+
+
+class AuditUsageError(ValueError):
+    """Bad options or policy config: exit code 2, with this message."""
+
+
+def rule_config(
+    config: Mapping[str, PolicyConfig],
+) -> tuple[dict[str, EnforcementLevel], dict[str, PackSettings]]:
+    """Levels and settings per rule from a ``policy-config.json`` (``all`` first, then the rule's
+    own entry, as the Pulumi CLI applies them).
+
+    Raises:
+        AuditUsageError: an unknown policy name, the ``remediate`` level, or bad settings.
+    """
+    unknown = sorted(set(config) - set(RULES_BY_ID) - {"all"})
+    if unknown:
+        raise AuditUsageError(f"--policy-config: unknown policies {', '.join(unknown)}")
+    levels: dict[str, EnforcementLevel] = {}
+    settings: dict[str, PackSettings] = {}
+    for rule in RULES:
+        level = rule.default_level.value
+        properties: dict[str, object] = {}
+        for entry in (config.get("all"), config.get(rule.id)):
+            if entry is not None:
+                level = entry.level or level
+                properties.update(entry.properties)
+        if level not in {item.value for item in EnforcementLevel}:
+            raise AuditUsageError(f"--policy-config: {rule.id}: level {level!r} is not audited")
+        levels[rule.id] = EnforcementLevel(level)
+        try:
+            settings[rule.id] = parse_settings(rule.id, properties)
+        except PackConfigError as error:
+            raise AuditUsageError(f"--policy-config: {error}") from None
+    return levels, settings
+
+
+def run(  # noqa: PLR0913 - the command's options
+    paths: list[str],
+    out: str,
+    *,
+    master: str | None = None,
+    policy_config: Path | None = None,
+    fail_on: str = "mandatory",
+    include_dry_run: bool = False,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    stderr: TextIO = sys.stderr,
+) -> int:
+    """Run the audit; return 0, 1 (violations at or above ``fail_on``) or 2 (bad usage, failed
+    run). Messages go to ``stderr``; the summary line to stdout."""
+    try:
+        if fail_on not in FAIL_ON:
+            raise AuditUsageError(f"--fail-on: one of {', '.join(FAIL_ON)}, not {fail_on!r}")
+        if max_line_bytes < 1024:
+            raise AuditUsageError("--max-line-bytes: at least 1024")
+        config = load_policy_config(policy_config) if policy_config else {}
+        levels, settings = rule_config(config)
+    except (AuditUsageError, PolicyConfigError) as error:
+        print(f"pushguard audit: error: {error}", file=stderr)
+        return 2
+    spark = session(master)
+    try:
+        result = run_audit(
+            spark,
+            AuditOptions(
+                paths=paths,
+                out=out,
+                levels=levels,
+                settings=settings,
+                include_dry_run=include_dry_run,
+                max_line_bytes=max_line_bytes,
+            ),
+        )
+    except InputError as error:
+        print(f"pushguard audit: error: {error}", file=stderr)
+        return 2
+    summary = result.summary
+    lines = summary["lines"]
+    found = summary["findings"]
+    print(
+        f"pushguard audit: {lines['read']:,} lines read, {lines['parsed']:,} parsed, "
+        f"{lines['quarantined']:,} quarantined; {summary['subscriptions']['evaluated']:,} "
+        f"subscriptions ({summary['subscriptions']['push']:,} push); violations by level "
+        f"{json.dumps(found['violations_by_level'], sort_keys=True)}; outputs in {out}"
+    )
+    return result.exit_code(fail_on)
+
+
+def session(master: str | None):  # type: ignore[no-untyped-def]
+    """The Spark session: the running one (under ``spark-submit``), else a new one on
+    ``master`` (default ``local[*]``)."""
+    from pyspark.sql import SparkSession  # noqa: PLC0415 - pyspark is the audit extra
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    builder = SparkSession.builder.appName("pushguard-audit")
+    if master or not _submitted():
+        builder = builder.master(master or DEFAULT_MASTER)
+    return builder.getOrCreate()
+
+
+def _submitted() -> bool:
+    """True under ``spark-submit``, which sets the master through ``spark.master``."""
+    import os  # noqa: PLC0415
+
+    return "PYSPARK_GATEWAY_PORT" in os.environ or "SPARK_SUBMIT_OPTS" in os.environ

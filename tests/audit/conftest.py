@@ -1,0 +1,70 @@
+"""A local Spark session for the audit tests, and audits run once per module."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+
+from pushguard.audit.job import AuditOptions, AuditResult, run_audit
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "cai"
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("pushguard-tests")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@dataclass
+class Audit:
+    """An audit's outputs, read back."""
+
+    out: Path
+    result: AuditResult
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        return json.loads((self.out / "summary.json").read_text())
+
+    @property
+    def findings(self) -> list[dict[str, Any]]:
+        return [json.loads(l) for l in (self.out / "findings.jsonl").read_text().splitlines()]
+
+    @property
+    def quarantined(self) -> list[dict[str, Any]]:
+        text = (self.out / "quarantine" / "quarantined.jsonl").read_text()
+        return [json.loads(l) for l in text.splitlines()]
+
+    def violations(self, subscription: str) -> set[str]:
+        return {
+            f["rule_id"]
+            for f in self.findings
+            if f["asset_name"].endswith(f"/subscriptions/{subscription}") and f["status"] == "violation"
+        }
+
+
+def audit(spark: SparkSession, paths: list[Path], out: Path, **options: Any) -> Audit:
+    result = run_audit(spark, AuditOptions([str(p) for p in paths], str(out), **options))
+    return Audit(out, result)
+
+
+def write_lines(path: Path, assets: list[dict[str, Any]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(a, separators=(",", ":")) + "\n" for a in assets))
+    return path
