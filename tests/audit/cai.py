@@ -85,7 +85,9 @@ def subscription(
     }
 
 
-def service_account(project_id: str, number: str, account_id: str, unique_id: str) -> dict[str, Any]:
+def service_account(
+    project_id: str, number: str, account_id: str, unique_id: str
+) -> dict[str, Any]:
     email = f"{account_id}@{project_id}.iam.gserviceaccount.com"
     return {
         "name": f"//iam.googleapis.com/projects/{project_id}/serviceAccounts/{unique_id}",
@@ -121,12 +123,17 @@ def run_service(project_id: str, number: str, name: str, uri: str) -> dict[str, 
     }
 
 
-def iam(asset: dict[str, Any], *bindings: tuple[str, list[str]], condition: str | None = None) -> dict[str, Any]:
+def iam(
+    asset: dict[str, Any], *bindings: tuple[str, list[str]], condition: str | None = None
+) -> dict[str, Any]:
     policy_bindings = []
     for role, members in bindings:
         binding: dict[str, Any] = {"role": role, "members": members}
         if condition:
-            binding["condition"] = {"title": condition, "expression": "request.time < timestamp('2020-01-01T00:00:00Z')"}
+            binding["condition"] = {
+                "title": condition,
+                "expression": "request.time < timestamp('2020-01-01T00:00:00Z')",
+            }
         policy_bindings.append(binding)
     return {
         "name": asset["name"],
@@ -145,7 +152,10 @@ def container_iam(key: str, asset_type: str, *bindings: tuple[str, list[str]]) -
 
 
 def perimeter(*numbers: str, dry_run: bool = False) -> dict[str, Any]:
-    config = {"resources": [f"projects/{n}" for n in numbers], "restricted_services": ["pubsub.googleapis.com"]}
+    config = {
+        "resources": [f"projects/{n}" for n in numbers],
+        "restricted_services": ["pubsub.googleapis.com"],
+    }
     return {
         "name": f"{CRM}{ORG}",
         "asset_type": "cloudresourcemanager.googleapis.com/Organization",

@@ -55,7 +55,8 @@ class Audit:
         return {
             f["rule_id"]
             for f in self.findings
-            if f["asset_name"].endswith(f"/subscriptions/{subscription}") and f["status"] == "violation"
+            if f["asset_name"].endswith(f"/subscriptions/{subscription}")
+            and f["status"] == "violation"
         }
 
 

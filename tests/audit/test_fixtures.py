@@ -24,14 +24,22 @@ def _lines(path: Path) -> list[str]:
 def test_every_line_is_accounted_for(fixture_audit: Audit) -> None:
     lines = fixture_audit.summary["lines"]
     assert lines["read"] == lines["parsed"] + lines["quarantined"]
-    ndjson = [p for p in FIXTURES.rglob("*") if p.is_file() and not p.read_text().lstrip().startswith("[")]
-    arrays = [p for p in FIXTURES.rglob("*") if p.is_file() and p.read_text().lstrip().startswith("[")]
-    expected = sum(len(_lines(p)) for p in ndjson) + sum(len(json.loads(p.read_text())) for p in arrays)
+    ndjson = [
+        p for p in FIXTURES.rglob("*") if p.is_file() and not p.read_text().lstrip().startswith("[")
+    ]
+    arrays = [
+        p for p in FIXTURES.rglob("*") if p.is_file() and p.read_text().lstrip().startswith("[")
+    ]
+    expected = sum(len(_lines(p)) for p in ndjson) + sum(
+        len(json.loads(p.read_text())) for p in arrays
+    )
     assert lines["read"] == expected
     assert fixture_audit.summary["inputs"]["json_array_files"] == len(arrays)
 
 
-def test_every_valid_line_parses_and_only_comment_lines_are_quarantined(fixture_audit: Audit) -> None:
+def test_every_valid_line_parses_and_only_comment_lines_are_quarantined(
+    fixture_audit: Audit,
+) -> None:
     quarantined = fixture_audit.quarantined
     assert quarantined, "forseti's additional_cai_resources.dump has '#' comment lines"
     for entry in quarantined:
@@ -45,7 +53,9 @@ def test_the_real_push_subscription_is_evaluated(fixture_audit: Audit) -> None:
     summary = fixture_audit.summary
     assert summary["assets_by_type"]["pubsub.googleapis.com/Subscription"] >= 9
     assert summary["subscriptions"] == {"evaluated": 4, "push": 2}
-    push = [f for f in fixture_audit.findings if "example-subscription-push-test" in f["asset_name"]]
+    push = [
+        f for f in fixture_audit.findings if "example-subscription-push-test" in f["asset_name"]
+    ]
     assert [(f["rule_id"], f["level"], f["status"]) for f in push] == [
         ("push-auth-oidc", "mandatory", "violation")
     ]
@@ -66,6 +76,8 @@ def test_outputs_agree_and_report_is_self_contained(fixture_audit: Audit) -> Non
 
 
 def test_perimeter_in_the_access_policy_export_is_read(spark: SparkSession, tmp_path: Path) -> None:
-    summary = audit(spark, [FIXTURES / "forseti" / "mock_cai_access_policies.dump"], tmp_path).summary
+    summary = audit(
+        spark, [FIXTURES / "forseti" / "mock_cai_access_policies.dump"], tmp_path
+    ).summary
     assert summary["lines"]["quarantined"] == 0
     assert summary["assets_by_type"] == {"cloudresourcemanager.googleapis.com/Organization": 5}
