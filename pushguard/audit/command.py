@@ -66,10 +66,11 @@ def run(  # noqa: PLR0913 - the command's options
     fail_on: str = "mandatory",
     include_dry_run: bool = False,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-    stderr: TextIO = sys.stderr,
+    stderr: TextIO | None = None,
 ) -> int:
     """Run the audit; return 0, 1 (violations at or above ``fail_on``) or 2 (bad usage, failed
-    run). Messages go to ``stderr``; the summary line to stdout."""
+    run). Messages go to ``stderr`` (default ``sys.stderr``); the summary line to stdout."""
+    stderr = stderr or sys.stderr
     try:
         if fail_on not in FAIL_ON:
             raise AuditUsageError(f"--fail-on: one of {', '.join(FAIL_ON)}, not {fail_on!r}")

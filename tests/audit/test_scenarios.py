@@ -55,7 +55,9 @@ def build_export() -> list[dict]:
         cai.iam(shared, (TOKEN_CREATOR, [cai.agent(ORDERS_N)])),
         cai.iam(pay_sa, (TOKEN_CREATOR, [cai.agent(PAY_N)])),
         cai.container_iam(
-            cai.FOLDER, "cloudresourcemanager.googleapis.com/Folder", (TOKEN_CREATOR, [cai.agent(BILL_N)])
+            cai.FOLDER,
+            "cloudresourcemanager.googleapis.com/Folder",
+            (TOKEN_CREATOR, [cai.agent(BILL_N)]),
         ),
         cai.iam(
             orders_run,

@@ -1,0 +1,157 @@
+"""Corrupt input lands in quarantine with its reason, file and line; other layouts and
+spellings of real exports are read; the result does not depend on partitioning."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+from typer.testing import CliRunner
+
+from pushguard.cli import app
+
+from . import cai
+from .conftest import Audit, audit, write_lines
+
+GOOD = cai.subscription("acme-orders", "123456789012", "good", "http://orders.example.com/push")
+
+
+@pytest.fixture(scope="module")
+def corrupt(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Audit:
+    root = tmp_path_factory.mktemp("corrupt")
+    good = json.dumps(GOOD)
+    wrong_types = dict(GOOD, ancestors="projects/123456789012")
+    bad_data = json.loads(good)
+    bad_data["resource"]["data"]["pushConfig"] = "https://evil.example/push"
+    bad_iam = cai.iam(GOOD)
+    bad_iam["iam_policy"] = {"bindings": {"role": "roles/owner"}}
+    lines = [
+        good.encode(),
+        good[: len(good) // 2].encode(),  # truncated
+        bytes(b for b in range(256) if b not in b"\r\n") * 4,  # binary garbage
+        json.dumps(wrong_types).encode(),
+        json.dumps(bad_data).encode(),
+        json.dumps(bad_iam).encode(),
+        json.dumps({"name": "//x/y"}).encode(),  # no asset type
+        b"[1, 2, 3]",
+        json.dumps(dict(GOOD, padding="x" * 10_000_000)).encode(),  # a 10 MB line
+        json.dumps(dict(GOOD, name=GOOD["name"].replace("good", "second"))).encode(),
+    ]
+    export = root / "export.json"
+    export.write_bytes(b"\n".join(lines) + b"\n")
+    return audit(spark, [export], root / "out")
+
+
+def test_accounting_holds_on_corrupt_input(corrupt: Audit) -> None:
+    assert corrupt.summary["lines"] == {"read": 10, "parsed": 2, "quarantined": 8}
+
+
+def test_each_bad_line_is_quarantined_with_its_reason_and_line(corrupt: Audit) -> None:
+    reasons = {entry["line"]: entry["reason"] for entry in corrupt.quarantined}
+    assert reasons == {
+        2: "not JSON",
+        3: "not JSON",
+        4: "JSON that does not fit the Cloud Asset Inventory envelope",
+        5: "resource.data does not fit the schema of its asset type",
+        6: "iam_policy does not fit the IAM policy schema",
+        7: "no asset type (asset_type or assetType)",
+        8: "JSON that does not fit the Cloud Asset Inventory envelope",
+        9: "line longer than 4194304 bytes",
+    }
+    assert all(len(entry["text"]) <= 2048 for entry in corrupt.quarantined)
+    assert all(entry["source"].endswith("export.json") for entry in corrupt.quarantined)
+
+
+def test_good_lines_around_bad_ones_are_still_audited(corrupt: Audit) -> None:
+    assert corrupt.violations("good") >= {"push-endpoint-https"}
+    assert corrupt.violations("second") >= {"push-endpoint-https"}
+
+
+def test_line_numbers_hold_across_splits(spark: SparkSession, tmp_path: Path) -> None:
+    """Many small splits of one file: every quarantined line keeps its true line number."""
+    good = json.dumps(GOOD)
+    rows = [good if n % 97 else "{not json" for n in range(1, 3001)]
+    export = tmp_path / "big.json"
+    export.write_text("\n".join(rows) + "\n")
+    spark.conf.set("spark.sql.files.maxPartitionBytes", str(64 * 1024))
+    try:
+        result = audit(spark, [export], tmp_path / "out")
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+    assert [q["line"] for q in result.quarantined] == [n for n in range(1, 3001) if n % 97 == 0]
+    assert result.summary["lines"]["read"] == 3000
+
+
+def test_per_asset_type_layout_reads_only_the_needed_types(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    prefix = tmp_path / "export"
+    write_lines(prefix / "pubsub.googleapis.com" / "Subscription" / "0", [GOOD])
+    write_lines(
+        prefix / "cloudresourcemanager.googleapis.com" / "Project" / "0",
+        [cai.project("acme-orders", "123456789012")],
+    )
+    (prefix / "compute.googleapis.com" / "Instance").mkdir(parents=True)
+    (prefix / "compute.googleapis.com" / "Instance" / "0").write_text("{this is never read\n")
+    result = audit(spark, [prefix], tmp_path / "out")
+    assert result.summary["inputs"]["asset_type_folders_skipped"] == [
+        "compute.googleapis.com/Instance"
+    ]
+    assert result.summary["lines"] == {"read": 2, "parsed": 2, "quarantined": 0}
+
+
+def test_camel_case_envelope_and_json_array_files(spark: SparkSession, tmp_path: Path) -> None:
+    camel = {
+        "name": GOOD["name"],
+        "assetType": GOOD["asset_type"],
+        "resource": GOOD["resource"],
+        "ancestors": GOOD["ancestors"],
+    }
+    (tmp_path / "gcloud.json").write_text(json.dumps([camel], indent=2))
+    result = audit(spark, [tmp_path / "gcloud.json"], tmp_path / "out")
+    assert result.summary["inputs"]["json_array_files"] == 1
+    assert result.violations("good") >= {"push-endpoint-https"}
+
+
+def test_results_do_not_depend_on_partitioning(
+    spark: SparkSession, corrupt: Audit, tmp_path: Path
+) -> None:
+    export = next(corrupt.out.parent.glob("export.json"))
+    spark.conf.set("spark.sql.files.maxPartitionBytes", str(1024 * 1024))  # 11 splits
+    spark.conf.set("spark.sql.shuffle.partitions", "7")
+    try:
+        again = audit(spark, [export], tmp_path / "out")
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+        spark.conf.set("spark.sql.shuffle.partitions", "4")
+    assert (again.out / "findings.jsonl").read_bytes() == (
+        corrupt.out / "findings.jsonl"
+    ).read_bytes()
+    assert again.quarantined == corrupt.quarantined
+
+
+def test_cli_exit_codes(spark: SparkSession, tmp_path: Path) -> None:
+    export = write_lines(tmp_path / "export.json", [GOOD])
+    runner = CliRunner()
+    failing = runner.invoke(app, ["audit", str(export), "--out", str(tmp_path / "a")])
+    assert failing.exit_code == 1, failing.output
+    assert "1 lines read" in failing.output or "lines read" in failing.output
+    never = runner.invoke(
+        app, ["audit", str(export), "--out", str(tmp_path / "b"), "--fail-on", "never"]
+    )
+    assert never.exit_code == 0
+    missing = runner.invoke(app, ["audit", str(tmp_path / "nope"), "--out", str(tmp_path / "c")])
+    assert missing.exit_code == 2 and "does not exist" in missing.output
+    config = tmp_path / "bad.json"
+    config.write_text(json.dumps({"push-endpoint-htps": "mandatory"}))
+    bad = runner.invoke(
+        app, ["audit", str(export), "--out", str(tmp_path / "d"), "--policy-config", str(config)]
+    )
+    assert bad.exit_code == 2 and "push-endpoint-htps" in bad.output
+    config.write_text(json.dumps({"push-endpoint-https": "disabled", "push-auth-oidc": "advisory"}))
+    disabled = runner.invoke(
+        app, ["audit", str(export), "--out", str(tmp_path / "e"), "--policy-config", str(config)]
+    )
+    assert disabled.exit_code == 0, disabled.output
