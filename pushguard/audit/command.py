@@ -57,7 +57,7 @@ def rule_config(
     return levels, settings
 
 
-def run(  # noqa: PLR0913 - the command's options
+def run(
     paths: list[str],
     out: str,
     *,

@@ -20,8 +20,8 @@ from pyspark.sql import functions as F
 
 from pushguard.audit.evaluate import FINDINGS_DDL, arrow_evaluator, plan
 from pushguard.audit.join import subscription_facts
-from pushguard.audit.parse import DEFAULT_MAX_LINE_BYTES, parse_assets
 from pushguard.audit.outputs import OutputFolder
+from pushguard.audit.parse import DEFAULT_MAX_LINE_BYTES, parse_assets
 from pushguard.audit.read import Inputs, discover, line_numbers, read_lines
 from pushguard.audit.report import render
 from pushguard.crossguard.config import PackSettings
@@ -71,6 +71,7 @@ def run_audit(spark: SparkSession, options: AuditOptions) -> AuditResult:
     Raises:
         InputError: an export path is missing or empty.
     """
+    _local_shuffle_partitions(spark)
     inputs = discover(spark, options.paths)
     lines = read_lines(spark, inputs)
     assets = parse_assets(lines, options.max_line_bytes).persist(StorageLevel.MEMORY_AND_DISK)
@@ -87,7 +88,14 @@ def run_audit(spark: SparkSession, options: AuditOptions) -> AuditResult:
         out.single_file(findings, "parquet", "findings.parquet")
         out.single_file(findings, "json", "findings.jsonl")
         quarantined = _write_quarantine(assets, out)
-        summary = _summary(assets, facts, findings, inputs, quarantined, options)
+        summary = _summary(
+            assets=assets,
+            facts=facts,
+            findings=findings,
+            inputs=inputs,
+            quarantined=quarantined,
+            options=options,
+        )
         out.write_text("summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
         out.write_text("report.html", render(summary, _offenders(findings)))
         facts.unpersist()
@@ -95,6 +103,18 @@ def run_audit(spark: SparkSession, options: AuditOptions) -> AuditResult:
         return AuditResult(summary)
     finally:
         assets.unpersist()
+
+
+def _local_shuffle_partitions(spark: SparkSession) -> None:
+    """In local mode, Spark's default of 200 shuffle partitions turns every small join into 200
+    tasks on a few cores; use twice the cores instead, unless the user set a value."""
+    conf = spark.sparkContext.getConf()
+    if spark.sparkContext.master.startswith("local") and not conf.contains(
+        "spark.sql.shuffle.partitions"
+    ):
+        if spark.conf.get("spark.sql.shuffle.partitions") == "200":
+            partitions = max(4, 2 * spark.sparkContext.defaultParallelism)
+            spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
 
 
 def _write_quarantine(assets: DataFrame, out: OutputFolder) -> int:
@@ -111,6 +131,7 @@ def _write_quarantine(assets: DataFrame, out: OutputFolder) -> int:
 
 
 def _summary(
+    *,
     assets: DataFrame,
     facts: DataFrame,
     findings: DataFrame,

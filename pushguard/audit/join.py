@@ -21,19 +21,20 @@ and folders in the export.
 
 from __future__ import annotations
 
+from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from pushguard.audit.parse import data_column
 from pushguard.audit.schemas import (
     FOLDER,
-    NEEDED_TYPES,
-    RESOURCE_DATA,
     FUNCTION_V1,
     FUNCTION_V2,
+    NEEDED_TYPES,
     ORGANIZATION,
     PERIMETER,
     PROJECT,
+    RESOURCE_DATA,
     RUN_SERVICE,
     SERVICE_ACCOUNT,
     SUBSCRIPTION,
@@ -136,8 +137,10 @@ def _with_ancestors(frame: DataFrame, tree: DataFrame) -> DataFrame:
 
 def subscription_facts(assets: DataFrame, include_dry_run: bool = False) -> DataFrame:
     """One row per subscription with the columns :mod:`pushguard.audit.evaluate` reads."""
-    resources, policies, perimeters = split_assets(assets)
-    tree = hierarchy(resources)
+    resources, policies, perimeters = (
+        frame.persist(StorageLevel.MEMORY_AND_DISK) for frame in split_assets(assets)
+    )
+    tree = F.broadcast(hierarchy(resources))
 
     sub_data = F.col(data_column(SUBSCRIPTION))
     subs = (

@@ -13,10 +13,10 @@ class OutputFolder:
 
     def __init__(self, spark: SparkSession, path: str) -> None:
         self._spark = spark
-        jvm: Any = spark.sparkContext._jvm  # noqa: SLF001 - py4j is PySpark's own bridge
+        jvm: Any = spark.sparkContext._jvm
         self._jvm = jvm
         self.root = jvm.org.apache.hadoop.fs.Path(path)
-        self._fs = self.root.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())  # noqa: SLF001
+        self._fs = self.root.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
         self._fs.setWriteChecksum(False)  # no .crc files beside the outputs on a local disk
         self._fs.mkdirs(self.root)
 

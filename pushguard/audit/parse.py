@@ -30,7 +30,8 @@ _JSON_OPTIONS = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
 
 def data_column(asset_type: str) -> str:
     """The column holding the typed ``resource.data`` of ``asset_type``."""
-    return "data_" + asset_type.split("/")[-1].lower() + "_" + asset_type.split(".")[0]
+    service, _, kind = asset_type.partition("/")
+    return f"data_{kind.lower()}_{service.partition('.')[0]}"
 
 
 def _typed(raw: Column, schema: object) -> Column:

@@ -60,8 +60,8 @@ def discover(spark: SparkSession, paths: list[str]) -> Inputs:
     Raises:
         InputError: a path does not exist, or nothing readable is found under it.
     """
-    jvm: Any = spark.sparkContext._jvm  # noqa: SLF001 - py4j is PySpark's own bridge
-    conf = spark.sparkContext._jsc.hadoopConfiguration()  # noqa: SLF001
+    jvm: Any = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
     inputs = Inputs()
     for raw in paths:
         path = jvm.org.apache.hadoop.fs.Path(raw)

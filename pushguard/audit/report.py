@@ -44,6 +44,11 @@ def _bars(rows: list[tuple[str, int, str]], width: int = 640) -> str:
     return "".join(parts)
 
 
+def _title(rule_id: str) -> str:
+    rule = RULES_BY_ID.get(rule_id)
+    return rule.title if rule else ""
+
+
 def render(summary: dict[str, Any], offenders: dict[str, list[dict[str, Any]]]) -> str:
     """The report's HTML."""
     lines = summary["lines"]
@@ -62,7 +67,7 @@ def render(summary: dict[str, Any], offenders: dict[str, list[dict[str, Any]]]) 
     )
     rules = "".join(
         f"<tr><td><code>{escape(rule)}</code></td><td class={escape(levels.get(rule, ''))}>"
-        f"{escape(levels.get(rule, ''))}</td><td>{escape(RULES_BY_ID[rule].title) if rule in RULES_BY_ID else ''}</td>"
+        f"{escape(levels.get(rule, ''))}</td><td>{escape(_title(rule))}</td>"
         f"<td class=num>{count:,}</td></tr>"
         for rule, count in by_rule
     )
@@ -87,11 +92,13 @@ def render(summary: dict[str, Any], offenders: dict[str, list[dict[str, Any]]]) 
 <h1>pushguard audit: Pub/Sub push subscriptions</h1>
 <div class="cards">{card_html}</div>
 <h2>Violations by rule</h2>{_bars(rule_rows)}
-<table><tr><th>rule</th><th>level</th><th>what it checks</th><th class=num>violations</th></tr>{rules}</table>
+<table><tr><th>rule</th><th>level</th><th>what it checks</th>
+<th class=num>violations</th></tr>{rules}</table>
 <h2>Violations by project</h2>{_bars(project_rows)}
 <h2>Violations by folder</h2>{_bars(folder_rows)}
 <h2>Worst offenders</h2>
-<table><tr><th>subscription</th><th class=num>mandatory</th><th class=num>all</th><th>rules</th></tr>{worst}</table>
+<table><tr><th>subscription</th><th class=num>mandatory</th><th class=num>all</th>
+<th>rules</th></tr>{worst}</table>
 <h2>Quarantine</h2>
 <p>{lines["quarantined"]:,} of {lines["read"]:,} lines could not be used; each is in
 <code>quarantine/</code> with its file, line and reason.</p>
