@@ -10,6 +10,8 @@ aggregates for ``report.html``.
 from __future__ import annotations
 
 import json
+import logging
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +30,7 @@ from pushguard.crossguard.config import PackSettings
 from pushguard.rules import RULES, EnforcementLevel
 
 FAIL_ON = ("mandatory", "advisory", "never")
+LOG = logging.getLogger("pushguard.audit")
 
 
 @dataclass
@@ -72,14 +75,17 @@ def run_audit(spark: SparkSession, options: AuditOptions) -> AuditResult:
         InputError: an export path is missing or empty.
     """
     _local_shuffle_partitions(spark)
+    clock = _Phases()
     inputs = discover(spark, options.paths)
     lines = read_lines(spark, inputs)
     assets = parse_assets(lines, options.max_line_bytes).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         levels = {rule.id: options.levels.get(rule.id, rule.default_level) for rule in RULES}
+        clock.done("discover")
         facts = subscription_facts(assets, options.include_dry_run).persist(
             StorageLevel.MEMORY_AND_DISK
         )
+        clock.done("parse and join")
         findings = facts.mapInArrow(arrow_evaluator(plan(levels, options.settings)), FINDINGS_DDL)
         findings = findings.orderBy("asset_name", "rule_id", "message").persist(
             StorageLevel.MEMORY_AND_DISK
@@ -87,7 +93,9 @@ def run_audit(spark: SparkSession, options: AuditOptions) -> AuditResult:
         out = OutputFolder(spark, options.out)
         out.single_file(findings, "parquet", "findings.parquet")
         out.single_file(findings, "json", "findings.jsonl")
+        clock.done("evaluate and write findings")
         quarantined = _write_quarantine(assets, out)
+        clock.done("quarantine")
         summary = _summary(
             assets=assets,
             facts=facts,
@@ -98,6 +106,9 @@ def run_audit(spark: SparkSession, options: AuditOptions) -> AuditResult:
         )
         out.write_text("summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
         out.write_text("report.html", render(summary, _offenders(findings)))
+        clock.done("summary and report")
+        summary["timings_s"] = clock.timings
+        out.write_text("summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
         facts.unpersist()
         findings.unpersist()
         return AuditResult(summary)
@@ -105,16 +116,32 @@ def run_audit(spark: SparkSession, options: AuditOptions) -> AuditResult:
         assets.unpersist()
 
 
+class _Phases:
+    """Wall time per phase, logged as it ends (``pushguard.audit`` logger) and kept for the
+    summary."""
+
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def done(self, phase: str) -> None:
+        now = time.perf_counter()
+        self.timings[phase] = round(now - self._last, 3)
+        self._last = now
+        LOG.info("%s: %.1f s", phase, self.timings[phase])
+
+
 def _local_shuffle_partitions(spark: SparkSession) -> None:
     """In local mode, Spark's default of 200 shuffle partitions turns every small join into 200
     tasks on a few cores; use twice the cores instead, unless the user set a value."""
-    conf = spark.sparkContext.getConf()
-    if spark.sparkContext.master.startswith("local") and not conf.contains(
-        "spark.sql.shuffle.partitions"
+    context = spark.sparkContext
+    if (
+        context.master.startswith("local")
+        and not context.getConf().contains("spark.sql.shuffle.partitions")
+        and spark.conf.get("spark.sql.shuffle.partitions") == "200"
     ):
-        if spark.conf.get("spark.sql.shuffle.partitions") == "200":
-            partitions = max(4, 2 * spark.sparkContext.defaultParallelism)
-            spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
+        partitions = max(4, 2 * context.defaultParallelism)
+        spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
 
 
 def _write_quarantine(assets: DataFrame, out: OutputFolder) -> int:

@@ -14,6 +14,8 @@ from pushguard.audit.schemas import (
     ENVELOPE,
     IAM_POLICY,
     IAM_TYPES,
+    IDENTITY,
+    NEEDED_TYPES,
     RESOURCE_DATA,
     SERVICE_PERIMETER,
 )
@@ -43,15 +45,19 @@ def parse_assets(lines: DataFrame, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES)
     ``asset_type``, ``name``, ``ancestors``, ``parent``, ``reason``, ``text`` (quarantined lines
     only), one typed column per resource type (:func:`data_column`), ``iam`` and ``perimeter``."""
     too_long = F.octet_length("value") > max_line_bytes
-    envelope = F.when(~too_long, _typed(F.col("value"), ENVELOPE))
-    frame = lines.withColumn("env", envelope)
-    asset_type = F.coalesce(F.col("env.asset_type"), F.col("env.assetType"))
+    identity = F.when(~too_long, _typed(F.col("value"), IDENTITY))
+    frame = lines.select("source", "block", "position", "value", identity.alias("id"))
+    asset_type = F.coalesce(F.col("id.asset_type"), F.col("id.assetType"))
+    # Only the lines of needed types get the full envelope (payloads copied out as text); the
+    # others, most of an organisation's export, are only checked to be JSON and counted.
+    needed = asset_type.isin(*NEEDED_TYPES) & F.col(f"id.{CORRUPT}").isNull()
     frame = frame.select(
         "source",
         "block",
         "position",
         "value",
-        "env",
+        "id",
+        F.when(needed, _typed(F.col("value"), ENVELOPE)).alias("env"),
         too_long.alias("too_long"),
         asset_type.alias("asset_type"),
     )
@@ -80,7 +86,7 @@ def parse_assets(lines: DataFrame, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES)
         "block",
         "position",
         "asset_type",
-        F.col("env.name").alias("name"),
+        F.col("id.name").alias("name"),
         F.col("env.ancestors").alias("ancestors"),
         F.col("env.resource.parent").alias("parent"),
         *typed,
@@ -103,13 +109,15 @@ def _reason(max_line_bytes: int, typed: list[str]) -> Column:
     return (
         F.when(F.col("too_long"), F.lit(f"line longer than {max_line_bytes} bytes"))
         .when(
-            F.col("env").isNull() | F.col(f"env.{CORRUPT}").isNotNull(),
+            F.col("id").isNull()
+            | F.col(f"id.{CORRUPT}").isNotNull()
+            | F.col(f"env.{CORRUPT}").isNotNull(),
             F.when(F.get_json_object("value", "$").isNull(), F.lit("not JSON")).otherwise(
                 F.lit("JSON that does not fit the Cloud Asset Inventory envelope")
             ),
         )
         .when(F.col("asset_type").isNull(), F.lit("no asset type (asset_type or assetType)"))
-        .when(F.col("env.name").isNull(), F.lit("no asset name"))
+        .when(F.col("id.name").isNull(), F.lit("no asset name"))
         .when(
             F.col(f"iam.{CORRUPT}").isNotNull(),
             F.lit("iam_policy does not fit the IAM policy schema"),

@@ -77,6 +77,11 @@ def _strings(*names: str) -> list[StructField]:
     return [StructField(name, StringType()) for name in names]
 
 
+IDENTITY = StructType(
+    [*_strings("name", "asset_type", "assetType"), StructField(CORRUPT, StringType())]
+)
+"""What every line is parsed for: its name and type (and whether it is JSON at all)."""
+
 ENVELOPE = StructType(
     [
         *_strings("name", "asset_type", "assetType", "ancestry_path", "update_time", "updateTime"),

@@ -155,3 +155,35 @@ def test_cli_exit_codes(spark: SparkSession, tmp_path: Path) -> None:
         app, ["audit", str(export), "--out", str(tmp_path / "e"), "--policy-config", str(config)]
     )
     assert disabled.exit_code == 0, disabled.output
+
+
+def test_spark_submit_runs_the_same_job(tmp_path: Path) -> None:
+    """The module spark-submit runs: a fresh Spark application, the same options and exit code."""
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    import pushguard.audit.__main__ as entry  # noqa: PLC0415
+
+    submit = Path(sys.executable).with_name("spark-submit")
+    export = write_lines(tmp_path / "export.json", [GOOD])
+    done = subprocess.run(
+        [
+            str(submit),
+            "--master",
+            "local[1]",
+            "--conf",
+            "spark.ui.enabled=false",
+            entry.__file__,
+            str(export),
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "1 lines read, 1 parsed, 0 quarantined" in done.stdout
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["findings"]["violations_by_level"]["mandatory"] == 2
