@@ -7,10 +7,13 @@ Used by ``pushguard audit`` and by ``spark-submit`` (``python -m pushguard.audit
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
+
+from pyspark.sql import SparkSession
 
 from pushguard.audit.job import FAIL_ON, AuditOptions, run_audit
 from pushguard.audit.parse import DEFAULT_MAX_LINE_BYTES
@@ -109,11 +112,9 @@ def run(
     return result.exit_code(fail_on)
 
 
-def session(master: str | None):  # type: ignore[no-untyped-def]
+def session(master: str | None) -> SparkSession:
     """The Spark session: the running one (under ``spark-submit``), else a new one on
     ``master`` (default ``local[*]``)."""
-    from pyspark.sql import SparkSession  # noqa: PLC0415 - pyspark is the audit extra
-
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
@@ -125,6 +126,4 @@ def session(master: str | None):  # type: ignore[no-untyped-def]
 
 def _submitted() -> bool:
     """True under ``spark-submit``, which sets the master through ``spark.master``."""
-    import os  # noqa: PLC0415
-
     return "PYSPARK_GATEWAY_PORT" in os.environ or "SPARK_SUBMIT_OPTS" in os.environ

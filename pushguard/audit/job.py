@@ -136,7 +136,7 @@ def _local_shuffle_partitions(spark: SparkSession) -> None:
     tasks on a few cores; use twice the cores instead, unless the user set a value."""
     context = spark.sparkContext
     if (
-        context.master.startswith("local")
+        (context.master or "").startswith("local")
         and not context.getConf().contains("spark.sql.shuffle.partitions")
         and spark.conf.get("spark.sql.shuffle.partitions") == "200"
     ):
