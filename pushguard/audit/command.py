@@ -121,6 +121,10 @@ def session(master: str | None) -> SparkSession:
     builder = SparkSession.builder.appName("pushguard-audit")
     if master or not _submitted():
         builder = builder.master(master or DEFAULT_MASTER)
+        if (master or DEFAULT_MASTER).startswith("local"):  # stay on loopback
+            builder = builder.config("spark.driver.host", "127.0.0.1").config(
+                "spark.driver.bindAddress", "127.0.0.1"
+            )
     return builder.getOrCreate()
 
 

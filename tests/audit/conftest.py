@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,9 @@ from pushguard.audit.job import AuditOptions, AuditResult, run_audit
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "cai"
 
 
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback only, also for spark-submit
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
     session = (
@@ -24,6 +28,8 @@ def spark() -> Iterator[SparkSession]:
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
