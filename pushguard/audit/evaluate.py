@@ -44,6 +44,9 @@ ARROW_FINDINGS = pa.schema(
 )
 
 
+_RULE_ORDER = {rule.id: n for n, rule in enumerate(RULES)}
+
+
 @dataclass(frozen=True)
 class RuleGroup:
     """Rules that share one set of settings, with their enforcement levels."""
@@ -117,8 +120,7 @@ def findings_for(row: Mapping[str, Any], groups: list[RuleGroup]) -> list[Findin
     found: list[Finding] = []
     for group in groups:
         found += evaluate_rules(group.rules, facts_from_row(row, group.settings), group.levels)
-    order = {rule.id: n for n, rule in enumerate(RULES)}
-    return sorted(found, key=lambda f: order[f.rule_id])
+    return sorted(found, key=lambda f: _RULE_ORDER[f.rule_id])
 
 
 def arrow_evaluator(

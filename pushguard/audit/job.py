@@ -94,17 +94,11 @@ def run_audit(spark: SparkSession, options: AuditOptions) -> AuditResult:
         out.single_file(findings, "parquet", "findings.parquet")
         out.single_file(findings, "json", "findings.jsonl")
         clock.done("evaluate and write findings")
-        quarantined = _write_quarantine(assets, out)
+        _write_quarantine(assets, out)
         clock.done("quarantine")
         summary = _summary(
-            assets=assets,
-            facts=facts,
-            findings=findings,
-            inputs=inputs,
-            quarantined=quarantined,
-            options=options,
+            assets=assets, facts=facts, findings=findings, inputs=inputs, options=options
         )
-        out.write_text("summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
         out.write_text("report.html", render(summary, _offenders(findings)))
         clock.done("summary and report")
         summary["timings_s"] = clock.timings
@@ -144,17 +138,14 @@ def _local_shuffle_partitions(spark: SparkSession) -> None:
         spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
 
 
-def _write_quarantine(assets: DataFrame, out: OutputFolder) -> int:
+def _write_quarantine(assets: DataFrame, out: OutputFolder) -> None:
+    """Every line with a reason, located; their count is the summary's ``quarantined``."""
     bad = assets.filter(F.col("reason").isNotNull())
     located = line_numbers(bad, assets).select(
         F.regexp_replace("source", "^file:", "").alias("source"), "line", "reason", "text"
     )
-    ordered = located.orderBy("source", "line").persist(StorageLevel.MEMORY_AND_DISK)
     out.reset("quarantine")
-    out.single_file(ordered, "json", "quarantine/quarantined.jsonl")
-    count = int(ordered.count())
-    ordered.unpersist()
-    return count
+    out.single_file(located.orderBy("source", "line"), "json", "quarantine/quarantined.jsonl")
 
 
 def _summary(
@@ -163,7 +154,6 @@ def _summary(
     facts: DataFrame,
     findings: DataFrame,
     inputs: Inputs,
-    quarantined: int,
     options: AuditOptions,
 ) -> dict[str, Any]:
     counts = (
@@ -187,7 +177,11 @@ def _summary(
     for r in violations:
         by_rule[r["rule_id"]] = by_rule.get(r["rule_id"], 0) + r["count"]
         by_level[r["level"]] = by_level.get(r["level"], 0) + r["count"]
-    push = facts.filter(F.col("push_endpoint").isNotNull() & (F.col("push_endpoint") != ""))
+    is_push = F.col("push_endpoint").isNotNull() & (F.col("push_endpoint") != "")
+    subscriptions = facts.agg(
+        F.count(F.lit(1)).alias("evaluated"), F.count(F.when(is_push, 1)).alias("push")
+    ).first()
+    assert subscriptions is not None  # a global aggregate always has one row
     return {
         "inputs": {
             "paths": list(options.paths),
@@ -195,10 +189,13 @@ def _summary(
             "json_array_files": len(inputs.arrays),
             "asset_type_folders_skipped": inputs.skipped_types,
         },
-        "lines": {"read": read, "parsed": parsed, "quarantined": quarantined},
+        "lines": {"read": read, "parsed": parsed, "quarantined": read - parsed},
         "quarantine_reasons": dict(sorted(reasons.items())),
         "assets_by_type": dict(sorted(by_type.items())),
-        "subscriptions": {"evaluated": int(facts.count()), "push": int(push.count())},
+        "subscriptions": {
+            "evaluated": int(subscriptions["evaluated"]),
+            "push": int(subscriptions["push"]),
+        },
         "findings": {
             "violations": sum(by_rule.values()),
             "violations_by_rule": dict(sorted(by_rule.items())),

@@ -8,25 +8,25 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 
+def hadoop_path(spark: SparkSession, path: str) -> tuple[Any, Any]:
+    """``(FileSystem, Path)`` for a local path or URI, through the session's Hadoop
+    configuration (py4j objects; the Cloud Storage connector makes ``gs://`` work)."""
+    jvm: Any = spark.sparkContext._jvm
+    hadoop_path_ = jvm.org.apache.hadoop.fs.Path(path)
+    return hadoop_path_.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hadoop_path_
+
+
 class OutputFolder:
     """The ``--out`` folder: ``path`` is a local path or a URI."""
 
     def __init__(self, spark: SparkSession, path: str) -> None:
-        self._spark = spark
-        jvm: Any = spark.sparkContext._jvm
-        self._jvm = jvm
-        self.root = jvm.org.apache.hadoop.fs.Path(path)
-        self._fs = self.root.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+        self._fs, self.root = hadoop_path(spark, path)
         self._fs.setWriteChecksum(False)  # no .crc files beside the outputs on a local disk
         self._fs.mkdirs(self.root)
 
     def path(self, name: str) -> Any:
         """The Hadoop path of ``name`` inside the folder."""
-        return self._jvm.org.apache.hadoop.fs.Path(self.root, name)
-
-    def uri(self, name: str) -> str:
-        """``name`` inside the folder, as a string Spark's writers accept."""
-        return str(self.path(name).toString())
+        return self.root.suffix("/" + name)
 
     def write_text(self, name: str, text: str) -> None:
         """Write (replace) a UTF-8 text file."""

@@ -27,6 +27,7 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
+from pushguard.audit.outputs import hadoop_path
 from pushguard.audit.schemas import NEEDED_TYPES
 
 LINE_SCHEMA = StructType(
@@ -60,12 +61,9 @@ def discover(spark: SparkSession, paths: list[str]) -> Inputs:
     Raises:
         InputError: a path does not exist, or nothing readable is found under it.
     """
-    jvm: Any = spark.sparkContext._jvm
-    conf = spark.sparkContext._jsc.hadoopConfiguration()
     inputs = Inputs()
     for raw in paths:
-        path = jvm.org.apache.hadoop.fs.Path(raw)
-        fs = path.getFileSystem(conf)
+        fs, path = hadoop_path(spark, raw)
         if not fs.exists(path):
             raise InputError(f"EXPORT_PATH {raw}: does not exist")
         found: list[str] = []
@@ -73,7 +71,7 @@ def discover(spark: SparkSession, paths: list[str]) -> Inputs:
         if not found:
             raise InputError(f"EXPORT_PATH {raw}: no files in it")
         for name in sorted(found):
-            is_array = _is_json_array(fs, jvm.org.apache.hadoop.fs.Path(name))
+            is_array = _is_json_array(fs, hadoop_path(spark, name)[1])
             (inputs.arrays if is_array else inputs.ndjson).append(name)
     inputs.skipped_types.sort()
     return inputs
