@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
@@ -18,46 +17,13 @@ from pyspark.sql import SparkSession
 from pushguard.audit.job import FAIL_ON, AuditOptions, run_audit
 from pushguard.audit.parse import DEFAULT_MAX_LINE_BYTES
 from pushguard.audit.read import InputError
-from pushguard.crossguard.config import PackConfigError, PackSettings, parse_settings
-from pushguard.preview.policy_config import PolicyConfig, PolicyConfigError, load_policy_config
-from pushguard.rules import RULES, RULES_BY_ID, EnforcementLevel
+from pushguard.policy.config_file import PolicyConfigError, load_rule_config
 
 DEFAULT_MASTER = "local[*]"
 
 
 class AuditUsageError(ValueError):
-    """Bad options or policy config: exit code 2, with this message."""
-
-
-def rule_config(
-    config: Mapping[str, PolicyConfig],
-) -> tuple[dict[str, EnforcementLevel], dict[str, PackSettings]]:
-    """Levels and settings per rule from a ``policy-config.json`` (``all`` first, then the rule's
-    own entry, as the Pulumi CLI applies them).
-
-    Raises:
-        AuditUsageError: an unknown policy name, the ``remediate`` level, or bad settings.
-    """
-    unknown = sorted(set(config) - set(RULES_BY_ID) - {"all"})
-    if unknown:
-        raise AuditUsageError(f"--policy-config: unknown policies {', '.join(unknown)}")
-    levels: dict[str, EnforcementLevel] = {}
-    settings: dict[str, PackSettings] = {}
-    for rule in RULES:
-        level = rule.default_level.value
-        properties: dict[str, object] = {}
-        for entry in (config.get("all"), config.get(rule.id)):
-            if entry is not None:
-                level = entry.level or level
-                properties.update(entry.properties)
-        if level not in {item.value for item in EnforcementLevel}:
-            raise AuditUsageError(f"--policy-config: {rule.id}: level {level!r} is not audited")
-        levels[rule.id] = EnforcementLevel(level)
-        try:
-            settings[rule.id] = parse_settings(rule.id, properties)
-        except PackConfigError as error:
-            raise AuditUsageError(f"--policy-config: {error}") from None
-    return levels, settings
+    """Bad options: exit code 2, with this message."""
 
 
 def run(
@@ -79,8 +45,7 @@ def run(
             raise AuditUsageError(f"--fail-on: one of {', '.join(FAIL_ON)}, not {fail_on!r}")
         if max_line_bytes < 1024:
             raise AuditUsageError("--max-line-bytes: at least 1024")
-        config = load_policy_config(policy_config) if policy_config else {}
-        levels, settings = rule_config(config)
+        rules = load_rule_config(policy_config)
     except (AuditUsageError, PolicyConfigError) as error:
         print(f"pushguard audit: error: {error}", file=stderr)
         return 2
@@ -91,8 +56,8 @@ def run(
             AuditOptions(
                 paths=paths,
                 out=out,
-                levels=levels,
-                settings=settings,
+                levels=dict(rules.levels),
+                settings=dict(rules.settings),
                 include_dry_run=include_dry_run,
                 max_line_bytes=max_line_bytes,
             ),

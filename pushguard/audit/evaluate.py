@@ -14,11 +14,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from pushguard.crossguard.config import PackSettings
+from pushguard.policy.settings import PackSettings
 from pushguard.rules import RULES, EnforcementLevel, Finding
 from pushguard.rules.base import Rule, evaluate_rules
 from pushguard.rules.endpoint import is_google_serving_endpoint
-from pushguard.rules.facts import IamGrant, InvokerTarget, SubscriptionFacts
+from pushguard.rules.facts import EXTERNAL_TARGET, IamGrant, InvokerTarget, SubscriptionFacts
 
 FINDINGS_DDL = (
     "asset_name string, project_id string, project_number string, ancestors array<string>, "
@@ -76,10 +76,11 @@ def _grants(rows: list[dict[str, Any]] | None) -> tuple[IamGrant, ...] | None:
     return tuple(IamGrant(**row) for row in rows)
 
 
-def facts_from_row(row: Mapping[str, Any], settings: PackSettings) -> SubscriptionFacts:
-    """One joined row -> facts, with the policy config's settings applied as the pack does."""
-    project_id = row["project_id"] or None
-    number = row["project_number"] or settings.number_of(project_id)
+def facts_from_row(row: Mapping[str, Any]) -> SubscriptionFacts:
+    """One joined row (:data:`pushguard.audit.join.JOINED_COLUMNS`) -> facts, as the export
+    states them; :meth:`~pushguard.policy.settings.PackSettings.apply` lays the policy config
+    over them. Grants are ``None`` where the join could not collect them; a subscription without
+    a dead-letter topic has no dead-letter grants to check (``()``)."""
     endpoint = row["push_endpoint"]
     target: InvokerTarget | None = None
     if row["target_kind"]:
@@ -89,24 +90,18 @@ def facts_from_row(row: Mapping[str, Any], settings: PackSettings) -> Subscripti
             grants=_grants(row["target_grants"]),
         )
     elif endpoint and not is_google_serving_endpoint(endpoint):
-        target = InvokerTarget(kind="external")
-    project = project_id or number
+        target = EXTERNAL_TARGET
     return SubscriptionFacts(
         resource=row["asset_name"],
-        project_id=project_id,
-        project_number=number,
+        project_id=row["project_id"] or None,
+        project_number=row["project_number"] or None,
         push_endpoint=endpoint,
-        exempt_endpoint_prefixes=settings.exempt_endpoint_prefixes,
         push_auth_account=row["push_auth_account"],
         audience=row["audience"],
         exactly_once_delivery=bool(row["exactly_once_delivery"]),
         dead_letter_topic=row["dead_letter_topic"],
-        in_service_perimeter=bool(row["in_service_perimeter"])
-        or settings.in_perimeter(project_id)
-        or settings.in_perimeter(number),
+        in_service_perimeter=bool(row["in_service_perimeter"]),
         push_auth_account_grants=_grants(row["account_grants"]),
-        token_creator_known_granted=settings.token_creator_granted(project)
-        or settings.token_creator_granted(number),
         invoker_target=target,
         dead_letter_topic_grants=_grants(row["dead_letter_grants"])
         if row["dead_letter_topic"]
@@ -118,8 +113,9 @@ def facts_from_row(row: Mapping[str, Any], settings: PackSettings) -> Subscripti
 def findings_for(row: Mapping[str, Any], groups: list[RuleGroup]) -> list[Finding]:
     """All findings for one joined subscription row."""
     found: list[Finding] = []
+    facts = facts_from_row(row)
     for group in groups:
-        found += evaluate_rules(group.rules, facts_from_row(row, group.settings), group.levels)
+        found += evaluate_rules(group.rules, group.settings.apply(facts), group.levels)
     return sorted(found, key=lambda f: _RULE_ORDER[f.rule_id])
 
 

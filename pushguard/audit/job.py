@@ -26,7 +26,7 @@ from pushguard.audit.outputs import OutputFolder
 from pushguard.audit.parse import DEFAULT_MAX_LINE_BYTES, parse_assets
 from pushguard.audit.read import Inputs, discover, line_numbers, read_lines
 from pushguard.audit.report import render
-from pushguard.crossguard.config import PackSettings
+from pushguard.policy.settings import PackSettings
 from pushguard.rules import RULES, EnforcementLevel
 
 FAIL_ON = ("mandatory", "advisory", "never")

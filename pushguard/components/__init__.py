@@ -5,11 +5,11 @@ from pushguard.components.args import (
     PushSubscriptionArgs,
     PushTargetArgs,
     RetryPolicyArgs,
-    TargetKind,
     TokenCreatorGrant,
 )
 from pushguard.components.push_subscription import TYPE_TOKEN, PushSubscription
 from pushguard.components.spec import PushSubscriptionInputError
+from pushguard.rules.facts import TargetKind
 
 __all__ = [
     "TYPE_TOKEN",

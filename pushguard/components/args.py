@@ -13,18 +13,7 @@ from typing import NotRequired, TypedDict
 
 import pulumi
 
-
-class TargetKind(StrEnum):
-    """What serves the push endpoint, which decides the invoker binding."""
-
-    CLOUD_RUN = "cloud-run"
-    """A Cloud Run service: ``roles/run.invoker`` on the service."""
-    CLOUD_FUNCTION_V1 = "cloud-function-v1"
-    """A 1st-gen Cloud Function: ``roles/cloudfunctions.invoker`` on the function."""
-    CLOUD_FUNCTION_V2 = "cloud-function-v2"
-    """A 2nd-gen Cloud Function: ``roles/run.invoker`` on its Cloud Run service."""
-    EXTERNAL = "external"
-    """An endpoint outside Google Cloud: no invoker binding."""
+from pushguard.rules.facts import TargetKind
 
 
 class TokenCreatorGrant(StrEnum):

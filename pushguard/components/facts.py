@@ -7,39 +7,11 @@ own rule check would report it.
 
 from __future__ import annotations
 
-from pushguard.components.args import TargetKind, TokenCreatorGrant
+from pushguard.components.args import TokenCreatorGrant
 from pushguard.components.spec import PushSubscriptionSpec
-from pushguard.rules.facts import (
-    IamGrant,
-    InvokerTarget,
-    SubscriptionFacts,
-    pubsub_service_agent_email,
-)
-from pushguard.rules.facts import TargetKind as TargetKindFact
-from pushguard.rules.iam import ACT_AS_ROLES
-
-_TARGET_KIND: dict[TargetKind, TargetKindFact] = {
-    TargetKind.CLOUD_RUN: "cloud-run",
-    TargetKind.CLOUD_FUNCTION_V2: "cloud-run",
-    TargetKind.CLOUD_FUNCTION_V1: "cloud-function-v1",
-    TargetKind.EXTERNAL: "external",
-}
-_INVOKER_ROLE = {
-    "cloud-run": "roles/run.invoker",
-    "cloud-function-v1": "roles/cloudfunctions.invoker",
-}
-
-FACT_TO_INPUT = {
-    "push_endpoint": "push_endpoint",
-    "push_auth_account": "push_auth_service_account_email",
-    "audience": "audience",
-    "in_service_perimeter": "in_service_perimeter",
-    "project_number": "project_number",
-    "token_creator_grant": "token_creator_grant",
-    "target": "target",
-    "dead_letter": "dead_letter",
-}
-"""Rule result fields (fact names) to the component's input names, for error messages."""
+from pushguard.rules.accounts import member, pubsub_service_agent_email
+from pushguard.rules.facts import IamGrant, InvokerTarget, SubscriptionFacts
+from pushguard.rules.iam import ACT_AS, INVOKER, PUBLISHER, SUBSCRIBER, TOKEN_CREATOR
 
 
 def component_facts(name: str, spec: PushSubscriptionSpec) -> SubscriptionFacts:
@@ -57,19 +29,19 @@ def component_facts(name: str, spec: PushSubscriptionSpec) -> SubscriptionFacts:
     email = spec.known("push_auth_service_account_email")
     project = spec.known("project")
     number = spec.known("project_number")
-    agent = f"serviceAccount:{pubsub_service_agent_email(number)}" if number else None
+    agent = member(pubsub_service_agent_email(number)) if number else None
 
     def agent_grants(role: str) -> tuple[IamGrant, ...]:
         return (IamGrant(role=role, member=agent),) if agent else ()
 
-    account_grants = [IamGrant(role=r, member=d) for d in spec.deployers for r in ACT_AS_ROLES]
+    account_grants = [IamGrant(role=ACT_AS.granted, member=d) for d in spec.deployers]
     if spec.token_creator_grant is not TokenCreatorGrant.NONE:
-        account_grants += agent_grants("roles/iam.serviceAccountTokenCreator")
+        account_grants += agent_grants(TOKEN_CREATOR.granted)
 
-    kind = _TARGET_KIND[spec.target.kind]
+    kind = spec.target.kind
     target_grants: tuple[IamGrant, ...] = ()
-    if email and kind in _INVOKER_ROLE:
-        target_grants = (IamGrant(role=_INVOKER_ROLE[kind], member=f"serviceAccount:{email}"),)
+    if email and kind in INVOKER:
+        target_grants = (IamGrant(role=INVOKER[kind].granted, member=member(email)),)
 
     dead_letter_topic = None
     if spec.dead_letter is not None:
@@ -88,7 +60,7 @@ def component_facts(name: str, spec: PushSubscriptionSpec) -> SubscriptionFacts:
         token_creator_known_granted=spec.token_creator_grant is TokenCreatorGrant.NONE,
         invoker_target=InvokerTarget(kind=kind, grants=target_grants),
         dead_letter_topic=dead_letter_topic,
-        dead_letter_topic_grants=agent_grants("roles/pubsub.publisher"),
-        subscription_grants=agent_grants("roles/pubsub.subscriber"),
+        dead_letter_topic_grants=agent_grants(PUBLISHER.granted),
+        subscription_grants=agent_grants(SUBSCRIBER.granted),
         unknown=frozenset(unknown),
     )

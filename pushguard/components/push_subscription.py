@@ -8,8 +8,8 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
-from pushguard.components.args import PushSubscriptionArgs, TargetKind, TokenCreatorGrant
-from pushguard.components.facts import FACT_TO_INPUT, component_facts
+from pushguard.components.args import PushSubscriptionArgs, TokenCreatorGrant
+from pushguard.components.facts import component_facts
 from pushguard.components.inputs import Path, merge_resolved, split_inputs
 from pushguard.components.spec import (
     PushSubscriptionInputError,
@@ -17,12 +17,12 @@ from pushguard.components.spec import (
     validate_spec,
 )
 from pushguard.rules import EnforcementLevel, evaluate
-from pushguard.rules.facts import pubsub_service_agent_email
+from pushguard.rules.accounts import pubsub_service_agent_email
+from pushguard.rules.base import COMPONENT_INPUTS
+from pushguard.rules.facts import TargetKind
+from pushguard.rules.iam import ACT_AS, INVOKER, PUBLISHER, SUBSCRIBER, TOKEN_CREATOR
 
 TYPE_TOKEN = "pushguard:index:PushSubscription"
-
-TOKEN_CREATOR_ROLE = "roles/iam.serviceAccountTokenCreator"
-SERVICE_ACCOUNT_USER_ROLE = "roles/iam.serviceAccountUser"
 
 
 def default_account_id(name: str) -> str:
@@ -51,7 +51,7 @@ def _check_rules(
     for finding in evaluate(component_facts(name, spec)):
         if not finding.is_violation:
             continue
-        field = FACT_TO_INPUT.get(finding.field or "", finding.field or "args")
+        field = COMPONENT_INPUTS.get(finding.field, "args") if finding.field else "args"
         text = f"{finding.message} [{finding.rule_id}]"
         if finding.level is EnforcementLevel.MANDATORY:
             problems.append((field, text))
@@ -218,7 +218,7 @@ class PushSubscription(pulumi.ComponentResource):
                 gcp.serviceaccount.IAMMember(
                     f"{name}-token-creator",
                     service_account_id=account_path,
-                    role=TOKEN_CREATOR_ROLE,
+                    role=TOKEN_CREATOR.granted,
                     member=agent_member,
                     opts=self._child(),
                 )
@@ -228,7 +228,7 @@ class PushSubscription(pulumi.ComponentResource):
                 gcp.projects.IAMMember(
                     f"{name}-token-creator",
                     project=project,
-                    role=TOKEN_CREATOR_ROLE,
+                    role=TOKEN_CREATOR.granted,
                     member=agent_member,
                     opts=self._child(),
                 )
@@ -238,7 +238,7 @@ class PushSubscription(pulumi.ComponentResource):
                 gcp.serviceaccount.IAMMember(
                     f"{name}-act-as-{_member_slug(deployer)}",
                     service_account_id=account_path,
-                    role=SERVICE_ACCOUNT_USER_ROLE,
+                    role=ACT_AS.granted,
                     member=deployer,
                     opts=self._child(),
                 )
@@ -264,7 +264,7 @@ class PushSubscription(pulumi.ComponentResource):
                 f"{name}-dead-letter-subscriber",
                 project=project,
                 subscription=subscription.name,
-                role="roles/pubsub.subscriber",
+                role=SUBSCRIBER.granted,
                 member=agent_member,
                 opts=self._child(),
             )
@@ -297,7 +297,7 @@ class PushSubscription(pulumi.ComponentResource):
                 project=target_project,
                 location=self._input("target", "location"),
                 name=self._input("target", "name"),
-                role="roles/run.invoker",
+                role=INVOKER[kind].granted,
                 member=push_member,
                 opts=self._child(),
             )
@@ -307,7 +307,7 @@ class PushSubscription(pulumi.ComponentResource):
                 project=target_project,
                 region=self._input("target", "location"),
                 cloud_function=self._input("target", "name"),
-                role="roles/cloudfunctions.invoker",
+                role=INVOKER[kind].granted,
                 member=push_member,
                 opts=self._child(),
             )
@@ -332,7 +332,7 @@ class PushSubscription(pulumi.ComponentResource):
         publisher = gcp.pubsub.TopicIAMMember(
             f"{self._name}-dead-letter-publisher",
             topic=topic,
-            role="roles/pubsub.publisher",
+            role=PUBLISHER.granted,
             member=agent_member,
             opts=self._child(),
         )

@@ -36,8 +36,8 @@ from pydantic import (
     model_validator,
 )
 
-from pushguard.components.args import TargetKind, TokenCreatorGrant
-from pushguard.rules.facts import PROJECT_ID_PATTERN, PROJECT_NUMBER_PATTERN
+from pushguard.components.args import TokenCreatorGrant
+from pushguard.rules.facts import PROJECT_ID_PATTERN, PROJECT_NUMBER_PATTERN, TargetKind
 
 
 class _Deferred:

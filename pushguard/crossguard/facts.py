@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pushguard.crossguard.config import PackSettings
 from pushguard.crossguard.graph import (
     ACCOUNT,
     FUNCTION_V1,
@@ -30,14 +29,21 @@ from pushguard.crossguard.graph import (
 )
 from pushguard.crossguard.resources import WireResource
 from pushguard.crossguard.wire import UNKNOWN, get_bool, get_str
+from pushguard.policy.settings import PackSettings
+from pushguard.rules.accounts import service_account_project
 from pushguard.rules.endpoint import (
     EndpointError,
     cloud_run_default_url_form,
     is_google_serving_endpoint,
     parse_endpoint,
 )
-from pushguard.rules.facts import IamGrant, InvokerTarget, SubscriptionFacts
-from pushguard.rules.iam import service_account_project
+from pushguard.rules.facts import (
+    EXTERNAL_TARGET,
+    IamGrant,
+    InvokerTarget,
+    SubscriptionFacts,
+    TargetKind,
+)
 
 
 @dataclass
@@ -51,7 +57,6 @@ class Resolution:
 @dataclass
 class _Builder:
     resource: WireResource
-    settings: PackSettings
     graph: StackGraph | None
     values: dict[str, Any] = field(default_factory=dict)
     unknown: set[str] = field(default_factory=set)
@@ -77,19 +82,42 @@ class _Builder:
 def subscription_facts(
     resource: WireResource, settings: PackSettings, graph: StackGraph | None = None
 ) -> Resolution:
-    """The facts of one subscription.
+    """The facts of one subscription: its own properties (:func:`wire_facts`), the policy
+    config laid over them (:meth:`PackSettings.apply`), then, with a ``graph``, what the stack
+    resolves.
 
     Raises:
         WireShapeError: a property has a shape the provider would reject (the caller reports it).
     """
-    b = _Builder(resource, settings, graph)
+    read = wire_facts(resource, settings.default_project, graph)
+    facts = settings.apply(read.facts)
+    if graph is None:
+        return Resolution(facts, read.reasons)
+    values = facts.model_dump(exclude={"unknown"})
+    b = _Builder(resource, graph, values, set(facts.unknown), dict(read.reasons))
+    _resolve_through_graph(b, graph, facts.in_service_perimeter)
+    return Resolution(SubscriptionFacts(**b.values, unknown=frozenset(b.unknown)), b.reasons)
+
+
+def wire_facts(
+    resource: WireResource, default_project: str | None = None, graph: StackGraph | None = None
+) -> Resolution:
+    """The facts a subscription's wire properties state, with no policy settings and no stack:
+    the pure adapter of the pack (``default_project``: policy config ``defaultProject``, for a
+    subscription whose provider sets no project either; ``graph`` only names the resources an
+    unknown value is computed from).
+
+    Raises:
+        WireShapeError: a property has a shape the provider would reject.
+    """
+    b = _Builder(resource, graph)
     props = resource.props
-    project = resource.project(settings.default_project)
+    project = resource.project(default_project)
     if project is UNKNOWN:
         b.mark_unknown("project_id", "project")
         project = None
-    project_id = project if isinstance(project, str) and not project.isdigit() else None
-    number = settings.number_of(project if isinstance(project, str) else None)
+    known_project = project if isinstance(project, str) else None
+    is_number = known_project is not None and known_project.isdigit()
 
     endpoint = get_str(props, "pushConfig.pushEndpoint")
     if endpoint is UNKNOWN:
@@ -107,25 +135,18 @@ def subscription_facts(
     if dead_letter is UNKNOWN:
         dead_letter = "a dead-letter topic not known yet"
 
-    in_perimeter = settings.in_perimeter(project if isinstance(project, str) else None)
-    b.values.update(
+    facts = SubscriptionFacts(
         resource=resource.urn,
-        project_id=project_id,
-        project_number=number,
+        project_id=None if is_number else known_project,
+        project_number=known_project if is_number else None,
         push_endpoint=endpoint if isinstance(endpoint, str) else None,
-        exempt_endpoint_prefixes=settings.exempt_endpoint_prefixes,
-        push_auth_account=account.lower() if isinstance(account, str) else None,
+        push_auth_account=account if isinstance(account, str) else None,
         audience=audience if isinstance(audience, str) else None,
         exactly_once_delivery=exactly_once is True,
-        dead_letter_topic=dead_letter,
-        in_service_perimeter=in_perimeter,
-        token_creator_known_granted=settings.token_creator_granted(
-            project if isinstance(project, str) else None
-        ),
+        dead_letter_topic=dead_letter if isinstance(dead_letter, str) else None,
+        unknown=frozenset(b.unknown),
     )
-    if graph is not None:
-        _resolve_through_graph(b, graph, in_perimeter)
-    return Resolution(SubscriptionFacts(**b.values, unknown=frozenset(b.unknown)), b.reasons)
+    return Resolution(facts, b.reasons)
 
 
 def _resolve_through_graph(b: _Builder, graph: StackGraph, in_perimeter: bool) -> None:
@@ -149,7 +170,7 @@ def _resolve_through_graph(b: _Builder, graph: StackGraph, in_perimeter: bool) -
             grants=grants,
         )
     elif b.values["push_endpoint"] and not is_google_serving_endpoint(b.values["push_endpoint"]):
-        b.values["invoker_target"] = InvokerTarget(kind="external")
+        b.values["invoker_target"] = EXTERNAL_TARGET
 
     topic_keys = {
         f"urn:{t.urn}" for t in graph.of_type(b.resource.depends_through("deadLetterPolicy"), TOPIC)
@@ -197,10 +218,10 @@ def _endpoint_service(
         return None
     if cloud_run_default_url_form(parsed) == "deterministic":
         label = parsed.host.split(".", 1)[0].rpartition("---")[2]
-        kind, name = "cloud-run", label.rsplit("-", 1)[0]
+        kind, name = TargetKind.CLOUD_RUN, label.rsplit("-", 1)[0]
         key = f"run:{name}"
     elif parsed.host.endswith(".cloudfunctions.net"):
-        kind, name = "cloud-function-v1", parsed.path.strip("/").split("/", 1)[0]
+        kind, name = TargetKind.CLOUD_FUNCTION_V1, parsed.path.strip("/").split("/", 1)[0]
         key = f"fn:{name}"
     else:
         return graph.sibling_service(b.resource.parent)

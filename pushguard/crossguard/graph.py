@@ -23,11 +23,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pushguard.crossguard.config import PackSettings
 from pushguard.crossguard.resources import WireResource
 from pushguard.crossguard.wire import UNKNOWN, Unknown, WireShapeError, get, get_str, get_str_list
+from pushguard.policy.settings import PackSettings
+from pushguard.rules.accounts import service_account_email
 from pushguard.rules.endpoint import EndpointError, parse_endpoint
-from pushguard.rules.facts import IamGrant
+from pushguard.rules.facts import IamGrant, TargetKind
 
 ACCOUNT = "gcp:serviceaccount/account:Account"
 RUN_V2 = "gcp:cloudrunv2/service:Service"
@@ -67,15 +68,6 @@ _IAM_TARGETS: Mapping[str, tuple[str, str]] = {
 }
 
 
-def account_email(account_id: str, project: str) -> str:
-    """A user-managed service account's email; a domain-scoped project ``example.com:proj``
-    gives ``ID@proj.example.com.iam.gserviceaccount.com``
-    (https://cloud.google.com/iam/docs/service-account-types)."""
-    domain, colon, name = project.partition(":")
-    scope = f"{name}.{domain}" if colon else project
-    return f"{account_id}@{scope}.iam.gserviceaccount.com".lower()
-
-
 def _last_segment(value: str, marker: str) -> str:
     """``projects/p/serviceAccounts/x`` -> ``x`` (for marker ``serviceAccounts/``); else value."""
     _, found, rest = value.rpartition(marker)
@@ -101,7 +93,7 @@ class ServiceInfo:
     """A Cloud Run service (or 2nd-gen function) or a 1st-gen function declared in the stack."""
 
     urn: str
-    kind: str  # "cloud-run" or "cloud-function-v1"
+    kind: TargetKind
     name: str
     url: str | None
     keys: frozenset[str]
@@ -165,15 +157,15 @@ class StackGraph:
             return
         account_id = get_str(resource.props, "accountId")
         ok = isinstance(account_id, str) and project is not None
-        self.accounts[resource.urn] = account_email(account_id, project) if ok else None  # type: ignore[arg-type]
+        self.accounts[resource.urn] = service_account_email(account_id, project) if ok else None  # type: ignore[arg-type]
 
     def _index_service(self, resource: WireResource) -> None:
         name = get_str(resource.props, "name")
         name = name if isinstance(name, str) else None
         if resource.type == FUNCTION_V1:
-            kind, url_path, prefix = "cloud-function-v1", "httpsTriggerUrl", "fn"
+            kind, url_path, prefix = TargetKind.CLOUD_FUNCTION_V1, "httpsTriggerUrl", "fn"
         else:
-            kind, prefix = "cloud-run", "run"
+            kind, prefix = TargetKind.CLOUD_RUN, "run"
             url_path = {RUN_V2: "uri", RUN_V1: "statuses.url", FUNCTION_V2: "url"}[resource.type]
         try:
             url = get_str(resource.props, url_path)
@@ -359,7 +351,7 @@ class StackGraph:
             for service in self.services.values():
                 if key in service.keys:
                     return service
-        kind = "cloud-run" if grants[0].kind == "run" else "cloud-function-v1"
+        kind = TargetKind.CLOUD_RUN if grants[0].kind == "run" else TargetKind.CLOUD_FUNCTION_V1
         return ServiceInfo(urn="", kind=kind, name=named[0] if named else "", url=None, keys=keys)
 
     def service_for_url(self, url: str) -> ServiceInfo | None:

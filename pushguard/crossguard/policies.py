@@ -38,17 +38,17 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
 
-from pushguard.crossguard.config import (
-    PackConfigError,
-    PackSettings,
-    parse_settings,
-    settings_json_schema,
-)
 from pushguard.crossguard.facts import Resolution, subscription_facts
 from pushguard.crossguard.graph import StackGraph
 from pushguard.crossguard.resources import SUBSCRIPTION_TYPE, WireResource
 from pushguard.crossguard.secrets import scrub
 from pushguard.crossguard.wire import WireShapeError
+from pushguard.policy.settings import (
+    PackConfigError,
+    PackSettings,
+    parse_settings,
+    settings_json_schema,
+)
 from pushguard.rules import RULES, Rule, Status
 
 TAGS = ["gcp", "pubsub", "push"]
@@ -120,7 +120,7 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
     policy (pulumi-policy runs ``validate`` from ``Analyze`` and from ``AnalyzeStack``).
 
     Name, default enforcement level, severity, remediation steps and URL are the rule's; the
-    config schema is :class:`~pushguard.crossguard.config.PackSettings`'.
+    config schema is :class:`~pushguard.policy.settings.PackSettings`'.
     """
 
     def __init__(self, rule: Rule) -> None:

@@ -37,6 +37,7 @@ from pushguard.crossguard.policies import (
 from pushguard.crossguard.resources import SUBSCRIPTION_TYPE
 from pushguard.crossguard.secrets import secrets_in_scope
 from pushguard.crossguard.wire import secret_strings
+from pushguard.policy.config_file import ALL, all_settings_problem
 from pushguard.rules.docs import rules_markdown
 
 PACK_NAME = "pushguard"
@@ -70,6 +71,15 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
             if all(isinstance(policy, PushguardPolicy) for policy in policies)
             else None
         )
+
+    def Configure(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC method name
+        """Refuse settings under ``all`` (the Pulumi CLI passes them on but no policy would read
+        them; see :mod:`pushguard.policy.config_file`), then configure as pulumi-policy does."""
+        everything = request.policyConfig.get(ALL)
+        if everything is not None and everything.properties.fields:
+            problem = all_settings_problem(everything.properties.fields.keys())
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"pushguard policy config: {problem}")
+        return super().Configure(request, context)
 
     def Analyze(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC method name
         if self._resource_types is not None and request.type not in self._resource_types:

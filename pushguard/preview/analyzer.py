@@ -22,13 +22,14 @@ from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime import proto
 from pulumi.runtime.proto import analyzer_pb2_grpc
 
-from pushguard.preview.engine import ResourceRecord
-from pushguard.preview.policy_config import (
+from pushguard.policy.config_file import (
     PolicyConfig,
+    PolicyInfo,
     parse_policy_config,
     reconcile,
     reconcile_unvalidated,
 )
+from pushguard.preview.engine import ResourceRecord
 
 _LEVELS = {
     "advisory": proto.ADVISORY,
@@ -38,6 +39,31 @@ _LEVELS = {
 }
 LEVEL_NAMES: dict[int, str] = {int(value): name for name, value in _LEVELS.items()}
 """Enforcement level enum value -> its CrossGuard name."""
+
+
+def policy_infos(info: Any) -> list[PolicyInfo]:
+    """The policies of a ``GetAnalyzerInfo`` answer, as :mod:`pushguard.policy` describes them."""
+    infos = []
+    for policy in info.policies:
+        schema = None
+        required: tuple[str, ...] = ()
+        if policy.HasField("configSchema"):
+            schema = json_format.MessageToDict(policy.configSchema.properties)
+            required = tuple(policy.configSchema.required)
+        level = LEVEL_NAMES.get(policy.enforcementLevel, "advisory")
+        infos.append(PolicyInfo(policy.name, level, schema, required))
+    return infos
+
+
+def initial_config(info: Any) -> dict[str, PolicyConfig]:
+    """The pack's ``initialConfig`` from a ``GetAnalyzerInfo`` answer."""
+    return {
+        name: PolicyConfig(
+            LEVEL_NAMES.get(value.enforcementLevel) if value.enforcementLevel else None,
+            json_format.MessageToDict(value.properties),
+        )
+        for name, value in info.initialConfig.items()
+    }
 
 
 class PackStartError(RuntimeError):
@@ -258,11 +284,12 @@ class PolicyPackProcess:
         return self.stub.GetAnalyzerInfo(empty_pb2.Empty())
 
     def configure(
-        self, config: Mapping[str, Any], *, validate: bool = True
+        self, config: Mapping[str, Any], *, validate: bool = True, source: str = ""
     ) -> dict[str, PolicyConfig]:
         """``Configure`` with a ``policy-config.json``-shaped mapping (or parsed
         :class:`PolicyConfig` entries), reconciled as the CLI does: schema defaults, the pack's
-        initial config, then ``config``. Returns the config sent.
+        initial config, then ``config`` (``source`` names the file in errors). Returns the config
+        sent.
 
         Raises:
             PolicyConfigError: ``config`` is malformed or (with ``validate``) fails the
@@ -272,13 +299,14 @@ class PolicyPackProcess:
         parsed: Mapping[str, PolicyConfig] = (
             config
             if all(isinstance(value, PolicyConfig) for value in config.values())
-            else parse_policy_config(config)
+            else parse_policy_config(config, source)
         )
         info = self.info()
+        policies, initial = policy_infos(info), initial_config(info)
         if validate:
-            resolved = reconcile(info, parsed, LEVEL_NAMES)
+            resolved = reconcile(policies, parsed, initial, source, info.name)
         else:
-            resolved = reconcile_unvalidated(info, parsed, LEVEL_NAMES)
+            resolved = reconcile_unvalidated(policies, parsed, initial)
         policy_config = {
             name: proto.PolicyConfig(
                 enforcementLevel=_LEVELS[value.level or "advisory"],

@@ -35,6 +35,8 @@ from typing import Any
 import pulumi
 from pulumi.runtime import rpc
 
+from pushguard.rules.accounts import service_account_email, service_agent_email
+
 PLACEHOLDER_PROJECT_NUMBER = "000000000000"
 """Answered by ``getProject`` for a project missing from the map (never a real number)."""
 
@@ -109,7 +111,7 @@ class _Kind:
 
 
 def _account(ctx: _Context) -> State:
-    email = f"{ctx.inputs.get('accountId')}@{ctx.project}.iam.gserviceaccount.com"
+    email = service_account_email(str(ctx.inputs.get("accountId")), ctx.project)
     return {
         "email": email,
         "name": f"projects/{ctx.project}/serviceAccounts/{email}",
@@ -155,7 +157,7 @@ def _function_v2(ctx: _Context) -> State:
 def _service_identity(ctx: _Context) -> State:
     service = str(ctx.inputs.get("service", ""))
     agent = service.split(".", 1)[0]
-    email = f"service-{ctx.number}@gcp-sa-{agent}.iam.gserviceaccount.com"
+    email = service_agent_email(ctx.number, agent)
     return {"email": email, "member": f"serviceAccount:{email}"}
 
 

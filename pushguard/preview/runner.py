@@ -24,6 +24,7 @@ import grpc
 import yaml
 
 from pushguard.crossguard import PACK_DIR
+from pushguard.policy.config_file import PolicyConfig, PolicyConfigError, load_policy_config
 from pushguard.preview.analyzer import (
     AnalyzerResource,
     Diagnostic,
@@ -32,7 +33,6 @@ from pushguard.preview.analyzer import (
 )
 from pushguard.preview.engine import ResourceRecord
 from pushguard.preview.mocks import PLACEHOLDER_PROJECT_NUMBER, GcpMocks
-from pushguard.preview.policy_config import PolicyConfig, PolicyConfigError, load_policy_config
 from pushguard.preview.program import ProgramFailure, run_project_program
 from pushguard.preview.project import (
     ProjectError,
@@ -258,8 +258,9 @@ class _StreamingAnalysis:
         pack: PolicyPackProcess,
         requests: AnalyzerRequests,
         config: Mapping[str, PolicyConfig],
+        source: str = "",
     ) -> None:
-        self.pack, self.requests, self.config = pack, requests, config
+        self.pack, self.requests, self.config, self.source = pack, requests, config, source
         self.info: Any = None
         self.resolved: dict[str, PolicyConfig] = {}
         self.per_stack: list[AnalyzerResource] = [requests.root]
@@ -282,7 +283,7 @@ class _StreamingAnalysis:
             self.timings["pack_start"] = time.perf_counter() - clock
             clock = time.perf_counter()
             self.info = self.pack.info()
-            self.resolved = self.pack.configure(self.config)
+            self.resolved = self.pack.configure(self.config, source=self.source)
             self.timings["configure"] = time.perf_counter() - clock
             ready = True
             self._send(self.requests.root)
@@ -380,7 +381,9 @@ def run_preview(options: PreviewOptions) -> PreviewResult:
     pack = PolicyPackProcess(pack_dir, python=python)
     pack.start()  # the pack imports while the program runs, as with the CLI
     try:
-        stream = _StreamingAnalysis(pack, AnalyzerRequests(project, stack, config), file_config)
+        source = str(options.policy_config or "")
+        requests = AnalyzerRequests(project, stack, config)
+        stream = _StreamingAnalysis(pack, requests, file_config, source)
         clock = time.perf_counter()
         run, failure = run_project_program(
             project, stack, mocks, config, secrets, on_record=stream.submit

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
+from typing import Literal, get_args
 
 from pushguard.rules.facts import SubscriptionFacts
 
@@ -41,27 +42,62 @@ class Status(StrEnum):
     """A fact the rule needs is not known (for example an unresolved Output at preview)."""
 
 
+ResultField = Literal[
+    "push_endpoint",
+    "push_auth_account",
+    "audience",
+    "in_service_perimeter",
+    "project_number",
+    "exactly_once_delivery",
+    "token_creator_grant",
+    "target",
+    "dead_letter",
+]
+"""What a result is about: a fact of :class:`~pushguard.rules.facts.SubscriptionFacts` (or
+``token_creator_grant`` / ``target`` / ``dead_letter`` for the service agent's grant, the invoker
+target and the dead-letter set-up)."""
+
+COMPONENT_INPUTS: Mapping[ResultField, str] = MappingProxyType(
+    {
+        "push_endpoint": "push_endpoint",
+        "push_auth_account": "push_auth_service_account_email",
+        "audience": "audience",
+        "in_service_perimeter": "in_service_perimeter",
+        "project_number": "project_number",
+        "token_creator_grant": "token_creator_grant",
+        "target": "target",
+        "dead_letter": "dead_letter",
+    }
+)
+"""Each result field as the ``PushSubscription`` input it names (for the component's errors).
+Every :data:`ResultField` has one (a test checks) except ``exactly_once_delivery``: the component
+never enables exactly-once delivery, so no input of its can violate that rule."""
+
+RESULT_FIELDS: tuple[ResultField, ...] = get_args(ResultField)
+
+
 @dataclass(frozen=True)
 class Result:
     """One thing a rule found on one subscription.
 
     ``message`` is for people and never contains a secret value; ``evidence`` holds the facts the
     verdict stands on (string keys and values), for reports and the audit's ``evidence`` column;
-    ``field`` names the input (snake_case, as in the component's args) the result is about.
+    ``field`` names the fact the result is about (:data:`COMPONENT_INPUTS` maps it to the
+    component's input name).
     """
 
     status: Status
     message: str
-    field: str | None = None
+    field: ResultField | None = None
     evidence: Mapping[str, str] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
 
     @classmethod
-    def violation(cls, message: str, field: str | None = None, **evidence: str) -> Result:
+    def violation(cls, message: str, field: ResultField | None = None, **evidence: str) -> Result:
         """A definite violation."""
         return cls(Status.VIOLATION, message, field, MappingProxyType(dict(evidence)))
 
     @classmethod
-    def unknown(cls, message: str, field: str | None = None, **evidence: str) -> Result:
+    def unknown(cls, message: str, field: ResultField | None = None, **evidence: str) -> Result:
         """The rule could not decide; ``message`` says which fact was missing."""
         return cls(Status.UNKNOWN, message, field, MappingProxyType(dict(evidence)))
 
@@ -110,7 +146,7 @@ class Finding:
     resource: str
     message: str
     remediation: str
-    field: str | None = None
+    field: ResultField | None = None
     evidence: Mapping[str, str] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
 
     @property

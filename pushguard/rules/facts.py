@@ -12,9 +12,12 @@ grant".
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from pushguard.rules.accounts import normalise_email, pubsub_service_agent_email
 
 PROJECT_ID_PATTERN = r"^(?:[a-z][a-z0-9.-]*[a-z0-9]:)?[a-z][a-z0-9-]{4,28}[a-z0-9]$"
 """A project ID: 6 to 30 lower-case letters, digits and hyphens, starting with a letter, optionally
@@ -45,9 +48,19 @@ class IamGrant(_Frozen):
     condition: str | None = None
 
 
-TargetKind = Literal["cloud-run", "cloud-function-v1", "external"]
-"""What serves the push endpoint. A 2nd-gen Cloud Function is a Cloud Run service underneath
-(``roles/run.invoker`` on that service), so it is ``cloud-run`` here."""
+class TargetKind(StrEnum):
+    """What serves the push endpoint, which decides the invoker binding
+    (:data:`pushguard.rules.iam.INVOKER`). The component's ``target.kind`` input, the pack's and
+    the audit's facts all use this one type."""
+
+    CLOUD_RUN = "cloud-run"
+    """A Cloud Run service: ``roles/run.invoker`` on the service."""
+    CLOUD_FUNCTION_V1 = "cloud-function-v1"
+    """A 1st-gen Cloud Function: ``roles/cloudfunctions.invoker`` on the function."""
+    CLOUD_FUNCTION_V2 = "cloud-function-v2"
+    """A 2nd-gen Cloud Function: ``roles/run.invoker`` on its Cloud Run service."""
+    EXTERNAL = "external"
+    """An endpoint outside Google Cloud: no invoker binding."""
 
 
 class InvokerTarget(_Frozen):
@@ -60,6 +73,10 @@ class InvokerTarget(_Frozen):
     kind: TargetKind
     name: str = ""
     grants: tuple[IamGrant, ...] | None = None
+
+
+EXTERNAL_TARGET = InvokerTarget(kind=TargetKind.EXTERNAL)
+"""The target of an endpoint that Google does not serve: nothing to invoke, no IAM to check."""
 
 
 class SubscriptionFacts(_Frozen):
@@ -107,6 +124,11 @@ class SubscriptionFacts(_Frozen):
     unknown: frozenset[str] = Field(default_factory=frozenset)
     """Names of fields whose value is not known yet (see the module docstring)."""
 
+    @field_validator("push_auth_account")
+    @classmethod
+    def _normalise_account(cls, value: str | None) -> str | None:
+        return normalise_email(value) if value else value
+
     def is_push(self) -> bool:
         """True when the subscription pushes, or may push (its endpoint is not known yet)."""
         return (
@@ -130,11 +152,3 @@ class SubscriptionFacts(_Frozen):
         if not self.project_number:
             return None
         return f"serviceAccount:{pubsub_service_agent_email(self.project_number)}"
-
-
-def pubsub_service_agent_email(project_number: str) -> str:
-    """The Pub/Sub service agent's email for a project number (digits, no ``projects/``).
-
-    Source: https://cloud.google.com/pubsub/docs/push#configure_for_push_authentication
-    """
-    return f"service-{project_number}@gcp-sa-pubsub.iam.gserviceaccount.com"

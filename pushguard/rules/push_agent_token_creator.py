@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 from pushguard.rules.base import EnforcementLevel, Result, Rule
 from pushguard.rules.facts import SubscriptionFacts
-from pushguard.rules.iam import TOKEN_CREATOR_ROLES, find_grants
+from pushguard.rules.iam import TOKEN_CREATOR, find_grants
 
 
 def check(facts: SubscriptionFacts) -> Iterator[Result]:
@@ -37,7 +37,7 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
             "the push-auth account's IAM grants were not collected", "push_auth_account"
         )
         return
-    match = find_grants(facts.push_auth_account_grants, agent, TOKEN_CREATOR_ROLES)
+    match = find_grants(facts.push_auth_account_grants, agent, TOKEN_CREATOR.accepted)
     if match.granted:
         return
     conditional = ""

@@ -13,15 +13,15 @@ from collections.abc import Iterator
 
 from pushguard.rules.base import EnforcementLevel, Result, Rule
 from pushguard.rules.facts import IamGrant, SubscriptionFacts
-from pushguard.rules.iam import PUBLISHER_ROLES, SUBSCRIBER_ROLES, find_grants
+from pushguard.rules.iam import PUBLISHER, SUBSCRIBER, find_grants
 
 _NEEDS: tuple[tuple[str, str, frozenset[str]], ...] = (
     (
         "dead_letter_topic_grants",
         "roles/pubsub.publisher on the dead-letter topic",
-        PUBLISHER_ROLES,
+        PUBLISHER.accepted,
     ),
-    ("subscription_grants", "roles/pubsub.subscriber on the subscription", SUBSCRIBER_ROLES),
+    ("subscription_grants", "roles/pubsub.subscriber on the subscription", SUBSCRIBER.accepted),
 )
 
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from pushguard.rules.accounts import member
 from pushguard.rules.base import EnforcementLevel, Result, Rule
-from pushguard.rules.facts import SubscriptionFacts
-from pushguard.rules.iam import FUNCTIONS_INVOKER_ROLES, RUN_INVOKER_ROLES, find_grants
+from pushguard.rules.facts import SubscriptionFacts, TargetKind
+from pushguard.rules.iam import INVOKER, find_grants
 
 
 def check(facts: SubscriptionFacts) -> Iterator[Result]:
@@ -26,20 +27,18 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
     if target is None:
         yield Result.unknown("the service behind the push endpoint is not known", "target")
         return
-    if target.kind == "external":
+    if target.kind is TargetKind.EXTERNAL:
         return
     if target.grants is None:
         yield Result.unknown("the target's IAM grants were not collected", "target")
         return
-    roles = RUN_INVOKER_ROLES if target.kind == "cloud-run" else FUNCTIONS_INVOKER_ROLES
-    member = f"serviceAccount:{facts.push_auth_account}"
-    if find_grants(target.grants, member, roles).granted:
+    role = INVOKER[target.kind]
+    if find_grants(target.grants, member(facts.push_auth_account), role.accepted).granted:
         return
-    if any(find_grants(target.grants, "allUsers", roles).unconditional):
+    if any(find_grants(target.grants, "allUsers", role.accepted).unconditional):
         return
-    wanted = "roles/run.invoker" if target.kind == "cloud-run" else "roles/cloudfunctions.invoker"
     yield Result.violation(
-        f"The push-auth service account {facts.push_auth_account} has no {wanted} on "
+        f"The push-auth service account {facts.push_auth_account} has no {role.granted} on "
         f"{target.name or 'the target service'}, so pushes will be rejected with 403.",
         "target",
         target=target.name,

@@ -14,9 +14,9 @@ from collections.abc import Iterator
 
 from pushguard.rules.base import EnforcementLevel, Result, Rule
 from pushguard.rules.facts import SubscriptionFacts
-from pushguard.rules.iam import ACT_AS_ROLES, TOKEN_CREATOR_ROLES, is_broad_member
+from pushguard.rules.iam import ACT_AS, TOKEN_CREATOR, is_broad_member
 
-_IMPERSONATION_ROLES = TOKEN_CREATOR_ROLES | ACT_AS_ROLES
+_IMPERSONATION_ROLES = TOKEN_CREATOR.accepted | ACT_AS.accepted
 
 
 def check(facts: SubscriptionFacts) -> Iterator[Result]:

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from pushguard.rules.accounts import AccountProject, service_account_project
 from pushguard.rules.base import EnforcementLevel, Result, Rule
 from pushguard.rules.facts import SubscriptionFacts
-from pushguard.rules.iam import AccountProject, service_account_project
 
 
 def _account_project(facts: SubscriptionFacts) -> AccountProject | str | None:

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from pushguard import __version__
-from pushguard.crossguard.config import PackSettings
+from pushguard.policy.settings import PackSettings
 from pushguard.preview.analyzer import AnalyzerResource, PackStartError, PolicyPackProcess
 from pushguard.rules import RULES
 from tests.crossguard.cases import ACCOUNT_URN, RUN_URN

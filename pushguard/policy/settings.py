@@ -1,10 +1,13 @@
-"""The policy pack's configuration: one pydantic model, the same JSON schema for every policy.
+"""The settings every pushguard policy accepts: one pydantic model, one JSON schema, one overlay.
 
 Pulumi passes configuration per policy (``policy-config.json`` maps a policy name to its
 ``enforcementLevel`` and properties; https://www.pulumi.com/docs/iac/using-pulumi/crossguard/configuration/).
 Every pushguard policy accepts the same settings, :class:`PackSettings`, and reads the ones it
 needs; the README's table says which. Unknown keys are an error, so a typo does not silently
 switch a setting off.
+
+The pack, the offline preview (through the pack) and the Spark audit read the settings the same way
+and lay them over the facts their adapters read with the same :meth:`PackSettings.apply`.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from pushguard.rules.facts import PROJECT_ID_PATTERN, PROJECT_NUMBER_PATTERN
+from pushguard.rules.facts import PROJECT_ID_PATTERN, PROJECT_NUMBER_PATTERN, SubscriptionFacts
 
 _PROJECT_ID = re.compile(PROJECT_ID_PATTERN)
 _PROJECT_NUMBER = re.compile(PROJECT_NUMBER_PATTERN)
@@ -103,6 +106,33 @@ class PackSettings(BaseModel):
     def token_creator_granted(self, project: str | None) -> bool:
         """True when the project is listed in ``tokenCreatorGrantedProjects``."""
         return self._matches(self.token_creator_granted_projects, project)
+
+    def apply(self, facts: SubscriptionFacts) -> SubscriptionFacts:
+        """``facts`` with these settings laid over them: the one overlay of every enforcement
+        point that reads a policy config (the pack, the preview through it, the audit).
+
+        - ``project_number``: kept if the source knew it, else looked up in ``projectNumbers``;
+        - ``exempt_endpoint_prefixes``: ``exemptEndpointPrefixes``;
+        - ``in_service_perimeter``: true if the source said so or the project (ID or number) is in
+          ``perimeterProjects``;
+        - ``token_creator_known_granted``: true if the source said so or the project is in
+          ``tokenCreatorGrantedProjects``.
+
+        Settings only ever add knowledge: nothing the source read is removed or turned false.
+        """
+        number = facts.project_number or self.number_of(facts.project_id)
+        return facts.model_copy(
+            update={
+                "project_number": number,
+                "exempt_endpoint_prefixes": self.exempt_endpoint_prefixes,
+                "in_service_perimeter": facts.in_service_perimeter
+                or self.in_perimeter(facts.project_id)
+                or self.in_perimeter(number),
+                "token_creator_known_granted": facts.token_creator_known_granted
+                or self.token_creator_granted(facts.project_id)
+                or self.token_creator_granted(number),
+            }
+        )
 
 
 class PackConfigError(ValueError):
