@@ -19,7 +19,8 @@ from rich.table import Table
 
 from pushguard import __version__
 from pushguard.preview.report import render_json, render_text
-from pushguard.preview.runner import PreviewError, PreviewOptions, PreviewResult, run_preview
+from pushguard.preview.result import PreviewError, PreviewResult
+from pushguard.preview.runner import PreviewOptions, run_preview
 from pushguard.preview.sarif import render_sarif
 from pushguard.rules import RULES
 from pushguard.rules.docs import rules_markdown

@@ -66,13 +66,13 @@ def run(
         print(f"pushguard audit: error: {error}", file=stderr)
         return 2
     summary = result.summary
-    lines = summary["lines"]
-    found = summary["findings"]
+    lines = summary.lines
+    subscriptions = summary.subscriptions
     print(
-        f"pushguard audit: {lines['read']:,} lines read, {lines['parsed']:,} parsed, "
-        f"{lines['quarantined']:,} quarantined; {summary['subscriptions']['evaluated']:,} "
-        f"subscriptions ({summary['subscriptions']['push']:,} push); violations by level "
-        f"{json.dumps(found['violations_by_level'], sort_keys=True)}; outputs in {out}"
+        f"pushguard audit: {lines.read:,} lines read, {lines.parsed:,} parsed, "
+        f"{lines.quarantined:,} quarantined; {subscriptions.evaluated:,} "
+        f"subscriptions ({subscriptions.push:,} push); violations by level "
+        f"{json.dumps(summary.findings.violations_by_level, sort_keys=True)}; outputs in {out}"
     )
     return result.exit_code(fail_on)
 

@@ -77,7 +77,7 @@ def _grants(rows: list[dict[str, Any]] | None) -> tuple[IamGrant, ...] | None:
 
 
 def facts_from_row(row: Mapping[str, Any]) -> SubscriptionFacts:
-    """One joined row (:data:`pushguard.audit.join.JOINED_COLUMNS`) -> facts, as the export
+    """One joined row (:data:`pushguard.audit.schemas.JOINED_COLUMNS`) -> facts, as the export
     states them; :meth:`~pushguard.policy.settings.PackSettings.apply` lays the policy config
     over them. Grants are ``None`` where the join could not collect them; a subscription without
     a dead-letter topic has no dead-letter grants to check (``()``)."""

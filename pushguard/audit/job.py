@@ -9,7 +9,6 @@ aggregates for ``report.html``.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Mapping
@@ -26,6 +25,14 @@ from pushguard.audit.outputs import OutputFolder
 from pushguard.audit.parse import DEFAULT_MAX_LINE_BYTES, parse_assets
 from pushguard.audit.read import Inputs, discover, line_numbers, read_lines
 from pushguard.audit.report import render
+from pushguard.audit.summary import (
+    AuditSettings,
+    AuditSummary,
+    FindingCounts,
+    InputCounts,
+    LineCounts,
+    SubscriptionCounts,
+)
 from pushguard.policy.settings import PackSettings
 from pushguard.rules import RULES, EnforcementLevel
 
@@ -58,12 +65,12 @@ class AuditOptions:
 class AuditResult:
     """The summary (as written to ``summary.json``) and the exit code for ``fail_on``."""
 
-    summary: dict[str, Any]
+    summary: AuditSummary
 
     def exit_code(self, fail_on: str = "mandatory") -> int:
         """1 when a violation is at or above ``fail_on``, else 0."""
         levels = {"mandatory": ("mandatory",), "advisory": ("mandatory", "advisory"), "never": ()}
-        by_level = self.summary["findings"]["violations_by_level"]
+        by_level = self.summary.findings.violations_by_level
         return int(any(by_level.get(level, 0) for level in levels[fail_on]))
 
 
@@ -101,8 +108,8 @@ def run_audit(spark: SparkSession, options: AuditOptions) -> AuditResult:
         )
         out.write_text("report.html", render(summary, _offenders(findings)))
         clock.done("summary and report")
-        summary["timings_s"] = clock.timings
-        out.write_text("summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
+        summary = summary.model_copy(update={"timings_s": dict(clock.timings)})
+        out.write_text("summary.json", summary.to_json())
         facts.unpersist()
         findings.unpersist()
         return AuditResult(summary)
@@ -155,7 +162,8 @@ def _summary(
     findings: DataFrame,
     inputs: Inputs,
     options: AuditOptions,
-) -> dict[str, Any]:
+) -> AuditSummary:
+    """The counts, from small aggregates; ``timings_s`` stays empty (the run is not over)."""
     counts = (
         assets.groupBy(F.col("reason").isNull().alias("parsed"), "asset_type", "reason")
         .count()
@@ -182,37 +190,35 @@ def _summary(
         F.count(F.lit(1)).alias("evaluated"), F.count(F.when(is_push, 1)).alias("push")
     ).first()
     assert subscriptions is not None  # a global aggregate always has one row
-    return {
-        "inputs": {
-            "paths": list(options.paths),
-            "files": len(inputs.ndjson) + len(inputs.arrays),
-            "json_array_files": len(inputs.arrays),
-            "asset_type_folders_skipped": inputs.skipped_types,
-        },
-        "lines": {"read": read, "parsed": parsed, "quarantined": read - parsed},
-        "quarantine_reasons": dict(sorted(reasons.items())),
-        "assets_by_type": dict(sorted(by_type.items())),
-        "subscriptions": {
-            "evaluated": int(subscriptions["evaluated"]),
-            "push": int(subscriptions["push"]),
-        },
-        "findings": {
-            "violations": sum(by_rule.values()),
-            "violations_by_rule": dict(sorted(by_rule.items())),
-            "violations_by_level": dict(sorted(by_level.items())),
-            "undecided": sum(r["count"] for r in rows if r["status"] == "unknown"),
-            "undecided_by_rule": dict(
+    return AuditSummary(
+        inputs=InputCounts(
+            paths=list(options.paths),
+            files=len(inputs.ndjson) + len(inputs.arrays),
+            json_array_files=len(inputs.arrays),
+            asset_type_folders_skipped=inputs.skipped_types,
+        ),
+        lines=LineCounts(read=read, parsed=parsed, quarantined=read - parsed),
+        quarantine_reasons=dict(sorted(reasons.items())),
+        assets_by_type=dict(sorted(by_type.items())),
+        subscriptions=SubscriptionCounts(
+            evaluated=int(subscriptions["evaluated"]), push=int(subscriptions["push"])
+        ),
+        findings=FindingCounts(
+            violations=sum(by_rule.values()),
+            violations_by_rule=dict(sorted(by_rule.items())),
+            violations_by_level=dict(sorted(by_level.items())),
+            undecided=sum(r["count"] for r in rows if r["status"] == "unknown"),
+            undecided_by_rule=dict(
                 sorted((r["rule_id"], r["count"]) for r in rows if r["status"] == "unknown")
             ),
-        },
-        "settings": {
-            "include_dry_run_perimeters": options.include_dry_run,
-            "max_line_bytes": options.max_line_bytes,
-            "levels": {
-                rule.id: options.levels.get(rule.id, rule.default_level).value for rule in RULES
-            },
-        },
-    }
+        ),
+        settings=AuditSettings(
+            include_dry_run_perimeters=options.include_dry_run,
+            max_line_bytes=options.max_line_bytes,
+            levels={rule.id: options.levels.get(rule.id, rule.default_level) for rule in RULES},
+        ),
+        timings_s={},
+    )
 
 
 def _offenders(findings: DataFrame) -> dict[str, list[dict[str, Any]]]:

@@ -30,6 +30,8 @@ from pushguard.audit.schemas import (
     FOLDER,
     FUNCTION_V1,
     FUNCTION_V2,
+    GRANT_FACTS,
+    JOINED_SCHEMA,
     NEEDED_TYPES,
     ORGANIZATION,
     PERIMETER,
@@ -45,8 +47,6 @@ CRM = "//cloudresourcemanager.googleapis.com/"
 PUBSUB_API = "pubsub.googleapis.com"
 MAX_HIERARCHY_DEPTH = 12
 """Folders nest at most 10 deep (https://cloud.google.com/resource-manager/docs/creating-managing-folders)."""
-
-GRANT_FACTS = ("account_grants", "target_grants", "dead_letter_grants", "subscription_grants")
 
 
 def _key(name: Column) -> Column:
@@ -136,7 +136,8 @@ def _with_ancestors(frame: DataFrame, tree: DataFrame) -> DataFrame:
 
 
 def subscription_facts(assets: DataFrame, include_dry_run: bool = False) -> DataFrame:
-    """One row per subscription with the columns :mod:`pushguard.audit.evaluate` reads."""
+    """One row per subscription, with exactly the columns and types of
+    :data:`~pushguard.audit.schemas.JOINED_SCHEMA` (what :mod:`pushguard.audit.evaluate` reads)."""
     resources, policies, perimeters = (
         frame.persist(StorageLevel.MEMORY_AND_DISK) for frame in split_assets(assets)
     )
@@ -195,7 +196,9 @@ def subscription_facts(assets: DataFrame, include_dry_run: bool = False) -> Data
         .withColumn("in_service_perimeter", F.coalesce("in_perimeter", F.lit(False)))
         .drop("in_perimeter")
     )
-    return _attach_grants(facts, policies)
+    return _attach_grants(facts, policies).select(
+        *(F.col(field.name).cast(field.dataType).alias(field.name) for field in JOINED_SCHEMA)
+    )
 
 
 def _services(resources: DataFrame) -> DataFrame:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from pushguard.audit.summary import AuditSummary
 from pushguard.rules import RULES_BY_ID
 
 _STYLE = """
@@ -49,12 +50,12 @@ def _title(rule_id: str) -> str:
     return rule.title if rule else ""
 
 
-def render(summary: dict[str, Any], offenders: dict[str, list[dict[str, Any]]]) -> str:
+def render(summary: AuditSummary, offenders: dict[str, list[dict[str, Any]]]) -> str:
     """The report's HTML."""
-    lines = summary["lines"]
-    found = summary["findings"]
-    levels = summary["settings"]["levels"]
-    by_rule = sorted(found["violations_by_rule"].items(), key=lambda item: (-item[1], item[0]))
+    lines = summary.lines
+    found = summary.findings
+    levels = {rule: level.value for rule, level in summary.settings.levels.items()}
+    by_rule = sorted(found.violations_by_rule.items(), key=lambda item: (-item[1], item[0]))
     rule_rows = [(rule, count, levels.get(rule, "")) for rule, count in by_rule]
     project_rows = [
         (r["key"] or "(unknown project)", r["violations"], "") for r in offenders["by_project"]
@@ -73,15 +74,15 @@ def render(summary: dict[str, Any], offenders: dict[str, list[dict[str, Any]]]) 
     )
     reasons = "".join(
         f"<tr><td>{escape(reason)}</td><td class=num>{count:,}</td></tr>"
-        for reason, count in summary["quarantine_reasons"].items()
+        for reason, count in summary.quarantine_reasons.items()
     )
     cards = [
-        ("lines read", lines["read"]),
-        ("quarantined", lines["quarantined"]),
-        ("subscriptions", summary["subscriptions"]["evaluated"]),
-        ("push subscriptions", summary["subscriptions"]["push"]),
-        ("mandatory violations", found["violations_by_level"].get("mandatory", 0)),
-        ("advisory violations", found["violations_by_level"].get("advisory", 0)),
+        ("lines read", lines.read),
+        ("quarantined", lines.quarantined),
+        ("subscriptions", summary.subscriptions.evaluated),
+        ("push subscriptions", summary.subscriptions.push),
+        ("mandatory violations", found.violations_by_level.get("mandatory", 0)),
+        ("advisory violations", found.violations_by_level.get("advisory", 0)),
     ]
     card_html = "".join(
         f'<div class="card"><b>{value:,}</b>{escape(label)}</div>' for label, value in cards
@@ -100,7 +101,7 @@ def render(summary: dict[str, Any], offenders: dict[str, list[dict[str, Any]]]) 
 <table><tr><th>subscription</th><th class=num>mandatory</th><th class=num>all</th>
 <th>rules</th></tr>{worst}</table>
 <h2>Quarantine</h2>
-<p>{lines["quarantined"]:,} of {lines["read"]:,} lines could not be used; each is in
+<p>{lines.quarantined:,} of {lines.read:,} lines could not be used; each is in
 <code>quarantine/</code> with its file, line and reason.</p>
 <table><tr><th>reason</th><th class=num>lines</th></tr>{reasons}</table>
 </body></html>

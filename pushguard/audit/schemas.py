@@ -16,6 +16,10 @@ the service's REST field names (camelCase) in both
 (https://cloud.google.com/asset-inventory/docs/reference/rest/v1/Asset). Access-policy exports put
 perimeters in snake_case proto form (``restricted_services``); the ``ServicePerimeter`` resource
 form uses camelCase (``restrictedServices``).
+
+The audit's own intermediate table has a declared schema too: :data:`JOINED_SCHEMA`, the rows that
+:func:`pushguard.audit.join.subscription_facts` produces and
+:func:`pushguard.audit.evaluate.facts_from_row` reads.
 """
 
 from __future__ import annotations
@@ -175,3 +179,50 @@ IAM_POLICY = _data(
     ),
 )
 """An IAM policy (https://cloud.google.com/iam/docs/reference/rest/v1/Policy)."""
+
+GRANT = StructType(_strings("role", "member", "resource", "condition"))
+"""One IAM grant in a joined row, field for field :class:`pushguard.rules.facts.IamGrant`: the
+role, the member, the resource the binding is on (``projects/N``, ``folders/N``,
+``organizations/N`` or the asset's full name) and the condition's title or expression (null for
+an unconditional binding)."""
+
+GRANT_FACTS = ("account_grants", "target_grants", "dead_letter_grants", "subscription_grants")
+"""The grant columns of a joined row: the grants on the push-auth service account, on the push
+target (the service whose IAM policy holds the invoker grant), on the dead-letter topic and on the
+subscription, each with the grants inherited from their ancestors."""
+
+_GRANTS = ArrayType(GRANT, containsNull=False)
+
+JOINED_SCHEMA = StructType(
+    [
+        *_strings("asset_name", "project_id", "project_number"),
+        StructField("ancestors", ArrayType(StringType()), nullable=False),
+        *_strings("push_endpoint", "push_auth_account", "audience"),
+        StructField("exactly_once_delivery", BooleanType(), nullable=False),
+        *_strings("dead_letter_topic"),
+        StructField("in_service_perimeter", BooleanType(), nullable=False),
+        *_strings("target_kind", "target_name"),
+        *(StructField(name, _GRANTS) for name in GRANT_FACTS),
+    ]
+)
+"""One row per subscription, the contract between the join and the evaluation: what
+:func:`pushguard.audit.join.subscription_facts` returns (exactly these columns, in this order) and
+:func:`pushguard.audit.evaluate.facts_from_row` reads.
+
+- ``asset_name``: the subscription's CAI asset name
+  (``//pubsub.googleapis.com/projects/P/subscriptions/S``);
+- ``project_id`` (empty when the name has none), ``project_number`` (null when unknown), plain;
+- ``ancestors``: ``projects/N``, ``folders/N``, ..., ``organizations/N``, nearest first (empty
+  when unknown, never null);
+- ``push_endpoint`` (null or empty for a pull subscription), ``push_auth_account`` (the OIDC
+  token's service account e-mail, lower case), ``audience``: the subscription's push config;
+- ``exactly_once_delivery`` (false when unset), ``dead_letter_topic`` (``projects/P/topics/T``);
+- ``in_service_perimeter``: the project is in a perimeter that restricts Pub/Sub;
+- ``target_kind`` (``cloud-run``, ``cloud-function-v1``; null when no Cloud Run service or
+  function in the export serves the endpoint's host), ``target_name``;
+- the :data:`GRANT_FACTS` columns: arrays of :data:`GRANT`, null where the asset is not in the
+  export (its grants were not collected).
+"""
+
+JOINED_COLUMNS = tuple(field.name for field in JOINED_SCHEMA.fields)
+"""The column names of :data:`JOINED_SCHEMA`, in order."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pushguard.components.args import TokenCreatorGrant
 from pushguard.components.spec import PushSubscriptionSpec
-from pushguard.rules.accounts import member, pubsub_service_agent_email
+from pushguard.rules.accounts import member, normalise_email, pubsub_service_agent_email
 from pushguard.rules.facts import IamGrant, InvokerTarget, SubscriptionFacts
 from pushguard.rules.iam import ACT_AS, INVOKER, PUBLISHER, SUBSCRIBER, TOKEN_CREATOR
 
@@ -26,7 +26,8 @@ def component_facts(name: str, spec: PushSubscriptionSpec) -> SubscriptionFacts:
         )
         if spec.is_deferred(field)
     }
-    email = spec.known("push_auth_service_account_email")
+    given_email = spec.known("push_auth_service_account_email")
+    email = normalise_email(given_email) if given_email else None
     project = spec.known("project")
     number = spec.known("project_number")
     agent = member(pubsub_service_agent_email(number)) if number else None
@@ -58,9 +59,15 @@ def component_facts(name: str, spec: PushSubscriptionSpec) -> SubscriptionFacts:
         in_service_perimeter=spec.in_service_perimeter,
         push_auth_account_grants=tuple(account_grants),
         token_creator_known_granted=spec.token_creator_grant is TokenCreatorGrant.NONE,
-        invoker_target=InvokerTarget(kind=kind, grants=target_grants),
+        invoker_target=InvokerTarget(kind=kind, name=_known_name(spec), grants=target_grants),
         dead_letter_topic=dead_letter_topic,
         dead_letter_topic_grants=agent_grants(PUBLISHER.granted),
         subscription_grants=agent_grants(SUBSCRIBER.granted),
         unknown=frozenset(unknown),
     )
+
+
+def _known_name(spec: PushSubscriptionSpec) -> str:
+    """The target's service name, or ``""`` when it is not given or not known yet."""
+    name = spec.target.name
+    return name if isinstance(name, str) else ""

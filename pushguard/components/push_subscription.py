@@ -186,111 +186,137 @@ class PushSubscription(pulumi.ComponentResource):
         return pulumi.ResourceOptions(parent=self, **extra)
 
     def _build(self) -> None:
-        name, spec = self._name, self._spec
+        """Register every child, one resource family at a time.
+
+        The order below is the order of registration, which Pulumi's URNs and the tests rely on:
+        the push-auth account, the token-creator grant, the deployers' grants, the invoker grant,
+        the dead-letter topic and publisher grant, the subscription (depending on every grant
+        before it, so the first push already has its permissions), then the dead-letter
+        subscriber grant (it is on the subscription, so it follows it) and the outputs.
+        """
         project = self._input("project")
+        agent_email, agent_member = self._service_agent(project)
+        email, account_path = self._push_auth_account(project)
+        token_creator = self._token_creator(project, account_path, agent_member)
+        deployer_grants = self._deployer_grants(account_path)
+        invoker = self._invoker(email, project)
+        dead_letter = self._dead_letter(project, agent_member)
+        dead_letter_policy, publisher = dead_letter if dead_letter else (None, None)
+        grants = [
+            grant
+            for grant in (token_creator, *deployer_grants, invoker, publisher)
+            if grant is not None
+        ]
+        audience = self._input("audience") or self._input("push_endpoint")
+        subscription = self._subscription(project, email, audience, dead_letter_policy, grants)
+        self._dead_letter_subscriber(project, subscription, agent_member)
+        self._outputs(project, subscription, email, audience, agent_email)
+
+    def _service_agent(self, project: Any) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
+        """The project's Pub/Sub service agent; registers no resource.
+
+        Uses the ``project_number`` input, or looks the number up
+        (``gcp.organizations.get_project``, an invoke parented to the component) when not given.
+
+        Returns:
+            The agent's e-mail and its IAM member (``serviceAccount:EMAIL``).
+        """
         number = self._input("project_number")
         if number is None:
             number = gcp.organizations.get_project_output(
                 project_id=project, opts=pulumi.InvokeOptions(parent=self)
             ).number
         agent_email = pulumi.Output.from_input(number).apply(pubsub_service_agent_email)
-        agent_member = pulumi.Output.concat("serviceAccount:", agent_email)
+        return agent_email, pulumi.Output.concat("serviceAccount:", agent_email)
 
-        if spec.push_auth_service_account_email is None:
-            account = gcp.serviceaccount.Account(
-                f"{name}-push-auth",
-                account_id=self._input("push_auth_account_id") or default_account_id(name),
-                project=project,
-                display_name=f"Pub/Sub push auth: {name}"[:100],
-                description="Signs Pub/Sub push requests (OIDC). Managed by pushguard.",
-                opts=self._child(),
-            )
-            email: Any = account.email
-            account_path: Any = account.name
-        else:
+    def _push_auth_account(self, project: Any) -> tuple[pulumi.Input[str], pulumi.Output[str]]:
+        """The service account Pub/Sub signs push requests' OIDC tokens as.
+
+        Registers ``NAME-push-auth`` (``gcp.serviceaccount.Account``, account ID from
+        ``push_auth_account_id`` or :func:`default_account_id`) unless
+        ``push_auth_service_account_email`` names an existing account, which is only referenced.
+
+        Returns:
+            The account's e-mail and its path (``projects/PROJECT/serviceAccounts/EMAIL``), the
+            ``service_account_id`` of grants on the account.
+        """
+        if self._spec.push_auth_service_account_email is not None:
             email = self._input("push_auth_service_account_email")
-            account_path = pulumi.Output.concat("projects/", project, "/serviceAccounts/", email)
-        push_member = pulumi.Output.concat("serviceAccount:", email)
+            return email, pulumi.Output.concat("projects/", project, "/serviceAccounts/", email)
+        account = gcp.serviceaccount.Account(
+            f"{self._name}-push-auth",
+            account_id=self._input("push_auth_account_id") or default_account_id(self._name),
+            project=project,
+            display_name=f"Pub/Sub push auth: {self._name}"[:100],
+            description="Signs Pub/Sub push requests (OIDC). Managed by pushguard.",
+            opts=self._child(),
+        )
+        return account.email, account.name
 
-        grants: list[pulumi.Resource] = []
-        if spec.token_creator_grant is TokenCreatorGrant.SERVICE_ACCOUNT:
-            grants.append(
-                gcp.serviceaccount.IAMMember(
-                    f"{name}-token-creator",
-                    service_account_id=account_path,
-                    role=TOKEN_CREATOR.granted,
-                    member=agent_member,
-                    opts=self._child(),
-                )
-            )
-        elif spec.token_creator_grant is TokenCreatorGrant.PROJECT:
-            grants.append(
-                gcp.projects.IAMMember(
-                    f"{name}-token-creator",
-                    project=project,
-                    role=TOKEN_CREATOR.granted,
-                    member=agent_member,
-                    opts=self._child(),
-                )
-            )
-        for deployer in spec.deployers:
-            grants.append(
-                gcp.serviceaccount.IAMMember(
-                    f"{name}-act-as-{_member_slug(deployer)}",
-                    service_account_id=account_path,
-                    role=ACT_AS.granted,
-                    member=deployer,
-                    opts=self._child(),
-                )
-            )
-        invoker = self._invoker(push_member, project)
-        if invoker is not None:
-            grants.append(invoker)
+    def _token_creator(
+        self, project: Any, account_path: pulumi.Output[str], agent_member: pulumi.Output[str]
+    ) -> pulumi.Resource | None:
+        """The Pub/Sub service agent's token-creator grant, so it can mint the push OIDC tokens.
 
-        dead_letter_policy = None
-        if spec.dead_letter is not None:
-            dead_letter_topic, publisher = self._dead_letter(project, agent_member)
-            grants.append(publisher)
-            dead_letter_policy = gcp.pubsub.SubscriptionDeadLetterPolicyArgs(
-                dead_letter_topic=dead_letter_topic,
-                max_delivery_attempts=self._input("dead_letter", "max_delivery_attempts"),
-            )
+        Registers ``NAME-token-creator``, as ``token_creator_grant`` says: a
+        ``gcp.serviceaccount.IAMMember`` on the push-auth account (``service-account``), a
+        ``gcp.projects.IAMMember`` on the project (``project``), or nothing (``none``).
 
-        audience = self._input("audience") or self._input("push_endpoint")
-        subscription = self._subscription(project, email, audience, dead_letter_policy, grants)
-
-        if spec.dead_letter is not None:
-            gcp.pubsub.SubscriptionIAMMember(
-                f"{name}-dead-letter-subscriber",
-                project=project,
-                subscription=subscription.name,
-                role=SUBSCRIBER.granted,
+        Returns:
+            The grant, or ``None`` when none is registered.
+        """
+        grant = self._spec.token_creator_grant
+        if grant is TokenCreatorGrant.SERVICE_ACCOUNT:
+            return gcp.serviceaccount.IAMMember(
+                f"{self._name}-token-creator",
+                service_account_id=account_path,
+                role=TOKEN_CREATOR.granted,
                 member=agent_member,
                 opts=self._child(),
             )
+        if grant is TokenCreatorGrant.PROJECT:
+            return gcp.projects.IAMMember(
+                f"{self._name}-token-creator",
+                project=project,
+                role=TOKEN_CREATOR.granted,
+                member=agent_member,
+                opts=self._child(),
+            )
+        return None
 
-        self.subscription_name = subscription.name
-        self.subscription_id = subscription.id
-        self.subscription_path = pulumi.Output.concat(
-            "projects/", project, "/subscriptions/", subscription.name
-        )
-        self.push_auth_service_account_email = pulumi.Output.from_input(email)
-        self.audience = pulumi.Output.from_input(audience)
-        self.service_agent_email = agent_email
-        self.register_outputs(
-            {
-                "subscription_name": self.subscription_name,
-                "subscription_id": self.subscription_id,
-                "subscription_path": self.subscription_path,
-                "push_auth_service_account_email": self.push_auth_service_account_email,
-                "audience": self.audience,
-                "service_agent_email": self.service_agent_email,
-            }
-        )
+    def _deployer_grants(self, account_path: pulumi.Output[str]) -> list[pulumi.Resource]:
+        """Act-as on the push-auth account for each of ``deployers``, in their order.
 
-    def _invoker(self, push_member: pulumi.Output[str], project: Any) -> pulumi.Resource | None:
+        Registers one ``gcp.serviceaccount.IAMMember`` per deployer, ``NAME-act-as-SLUG`` (a slug
+        of the member with a short hash).
+
+        Returns:
+            The grants (empty without deployers).
+        """
+        return [
+            gcp.serviceaccount.IAMMember(
+                f"{self._name}-act-as-{_member_slug(deployer)}",
+                service_account_id=account_path,
+                role=ACT_AS.granted,
+                member=deployer,
+                opts=self._child(),
+            )
+            for deployer in self._spec.deployers
+        ]
+
+    def _invoker(self, email: pulumi.Input[str], project: Any) -> pulumi.Resource | None:
+        """The push-auth account's invoker grant on the push target.
+
+        Registers ``NAME-invoker``: a ``gcp.cloudrunv2.ServiceIamMember`` for a Cloud Run service
+        or a 2nd gen function, a ``gcp.cloudfunctions.FunctionIamMember`` for a 1st gen function,
+        in the target's project (the subscription's unless given); nothing for other targets.
+
+        Returns:
+            The grant, or ``None`` when none is registered.
+        """
         kind = self._spec.target.kind
         target_project = self._input("target", "project") or project
+        push_member = pulumi.Output.concat("serviceAccount:", email)
         if kind in (TargetKind.CLOUD_RUN, TargetKind.CLOUD_FUNCTION_V2):
             return gcp.cloudrunv2.ServiceIamMember(
                 f"{self._name}-invoker",
@@ -315,7 +341,21 @@ class PushSubscription(pulumi.ComponentResource):
 
     def _dead_letter(
         self, project: Any, agent_member: pulumi.Output[str]
-    ) -> tuple[Any, pulumi.Resource]:
+    ) -> tuple[gcp.pubsub.SubscriptionDeadLetterPolicyArgs, pulumi.Resource] | None:
+        """The dead-letter topic and the service agent's right to forward to it.
+
+        Registers, when ``dead_letter`` is set, the topic ``NAME-dead-letter``
+        (``gcp.pubsub.Topic``, unless ``dead_letter.topic`` names an existing one by ID or path)
+        and ``NAME-dead-letter-publisher`` (``gcp.pubsub.TopicIAMMember``) for the service agent.
+        The subscriber grant is on the subscription, so :meth:`_dead_letter_subscriber` registers
+        it after the subscription.
+
+        Returns:
+            The subscription's dead-letter policy and the publisher grant, or ``None`` without
+            ``dead_letter``.
+        """
+        if self._spec.dead_letter is None:
+            return None
         given = self._input("dead_letter", "topic")
         if given is None:
             topic: Any = gcp.pubsub.Topic(
@@ -336,7 +376,36 @@ class PushSubscription(pulumi.ComponentResource):
             member=agent_member,
             opts=self._child(),
         )
-        return topic, publisher
+        policy = gcp.pubsub.SubscriptionDeadLetterPolicyArgs(
+            dead_letter_topic=topic,
+            max_delivery_attempts=self._input("dead_letter", "max_delivery_attempts"),
+        )
+        return policy, publisher
+
+    def _dead_letter_subscriber(
+        self,
+        project: Any,
+        subscription: gcp.pubsub.Subscription,
+        agent_member: pulumi.Output[str],
+    ) -> pulumi.Resource | None:
+        """The service agent's right to acknowledge the messages it forwards to the dead letter.
+
+        Registers, when ``dead_letter`` is set, ``NAME-dead-letter-subscriber``
+        (``gcp.pubsub.SubscriptionIAMMember`` on the subscription, so after it).
+
+        Returns:
+            The grant, or ``None`` without ``dead_letter``.
+        """
+        if self._spec.dead_letter is None:
+            return None
+        return gcp.pubsub.SubscriptionIAMMember(
+            f"{self._name}-dead-letter-subscriber",
+            project=project,
+            subscription=subscription.name,
+            role=SUBSCRIBER.granted,
+            member=agent_member,
+            opts=self._child(),
+        )
 
     def _subscription(
         self,
@@ -346,6 +415,16 @@ class PushSubscription(pulumi.ComponentResource):
         dead_letter_policy: gcp.pubsub.SubscriptionDeadLetterPolicyArgs | None,
         grants: list[pulumi.Resource],
     ) -> gcp.pubsub.Subscription:
+        """The push subscription itself.
+
+        Registers ``gcp.pubsub.Subscription`` under the component's own name, with no push config
+        when ``paused`` (a pull subscription), an OIDC token as the push-auth account for
+        ``audience``, and ``depends_on`` every grant in ``grants``. In a service perimeter a push
+        config change replaces it (delete before create with an explicit ``subscription_name``).
+
+        Returns:
+            The subscription.
+        """
         spec, field = self._spec, self._input
         push_config = None
         if not spec.paused:
@@ -391,4 +470,32 @@ class PushSubscription(pulumi.ComponentResource):
                 replace_on_changes=["pushConfig"] if perimeter else None,
                 delete_before_replace=perimeter and spec.subscription_name is not None,
             ),
+        )
+
+    def _outputs(
+        self,
+        project: Any,
+        subscription: gcp.pubsub.Subscription,
+        email: pulumi.Input[str],
+        audience: Any,
+        agent_email: pulumi.Output[str],
+    ) -> None:
+        """Set the component's output attributes and register them; registers no resource."""
+        self.subscription_name = subscription.name
+        self.subscription_id = subscription.id
+        self.subscription_path = pulumi.Output.concat(
+            "projects/", project, "/subscriptions/", subscription.name
+        )
+        self.push_auth_service_account_email = pulumi.Output.from_input(email)
+        self.audience = pulumi.Output.from_input(audience)
+        self.service_agent_email = agent_email
+        self.register_outputs(
+            {
+                "subscription_name": self.subscription_name,
+                "subscription_id": self.subscription_id,
+                "subscription_path": self.subscription_path,
+                "push_auth_service_account_email": self.push_auth_service_account_email,
+                "audience": self.audience,
+                "service_agent_email": self.service_agent_email,
+            }
         )

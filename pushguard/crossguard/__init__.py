@@ -11,6 +11,7 @@ load ``pulumi_policy`` or ``grpc``; only :func:`serve`, :func:`build_policies` a
 
 from __future__ import annotations
 
+from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,8 +35,6 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-
     return getattr(import_module(module), name)
 
 

@@ -79,7 +79,7 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
         if everything is not None and everything.properties.fields:
             problem = all_settings_problem(everything.properties.fields.keys())
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"pushguard policy config: {problem}")
-        return super().Configure(request, context)
+        return super().Configure(request, context)  # type: ignore[no-untyped-call]
 
     def Analyze(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC method name
         if self._resource_types is not None and request.type not in self._resource_types:

@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.tree import Tree
 
 from pushguard.crossguard.wire import SECRET_SIG, SIG_KEY, is_unknown
-from pushguard.preview.runner import STACK_TYPE, PreviewResult, Violation, stack_urn
+from pushguard.preview.result import STACK_TYPE, PreviewResult, Violation, stack_urn
 
 LEVELS = ("mandatory", "advisory")
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from pushguard import __version__
 from pushguard.preview.report import location, resource_label
-from pushguard.preview.runner import PolicyMeta, PreviewResult
+from pushguard.preview.result import PolicyMeta, PreviewResult
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/pushguard/pushguard"

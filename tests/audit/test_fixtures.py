@@ -9,6 +9,8 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
+from pushguard.audit.summary import AuditSummary
+
 from .conftest import FIXTURES, Audit, audit
 
 
@@ -73,6 +75,20 @@ def test_outputs_agree_and_report_is_self_contained(fixture_audit: Audit) -> Non
     assert "<svg" in html and "push-auth-oidc" in html
     assert "<script" not in html and 'src="http' not in html and "<link" not in html
     assert not list(out.glob("*.crc")) and not list(out.glob("*.parts"))
+
+
+def test_summary_json_is_the_summary_model(fixture_audit: Audit) -> None:
+    text = (fixture_audit.out / "summary.json").read_text()
+    summary = fixture_audit.result.summary
+    assert text == summary.to_json()
+    assert AuditSummary.model_validate_json(text) == summary
+    assert set(summary.timings_s) == {
+        "discover",
+        "parse and join",
+        "evaluate and write findings",
+        "quarantine",
+        "summary and report",
+    }
 
 
 def test_perimeter_in_the_access_policy_export_is_read(spark: SparkSession, tmp_path: Path) -> None:

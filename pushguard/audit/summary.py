@@ -1,0 +1,106 @@
+"""``summary.json``: the audit's counts, as a typed model.
+
+:func:`pushguard.audit.job.run_audit` builds one :class:`AuditSummary` from small aggregates
+(nothing in it grows with the input but the paths given and the keys seen); ``report.html``, the
+command's summary line and the exit code read it by attribute, and :meth:`AuditSummary.to_json`
+writes the file. All counts are exact (no sampling).
+"""
+
+from __future__ import annotations
+
+import json
+
+from pydantic import BaseModel, ConfigDict
+
+from pushguard.rules import EnforcementLevel
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+class InputCounts(_Part):
+    """What was read."""
+
+    paths: list[str]
+    """The export paths as given (files or folders; local, ``file:`` or ``gs://``)."""
+    files: int
+    """Files read (newline-delimited JSON and JSON arrays)."""
+    json_array_files: int
+    """Of ``files``, those that hold one JSON array of assets (``gcloud asset list`` output)."""
+    asset_type_folders_skipped: list[str]
+    """Asset types (``service.googleapis.com/Kind``) whose folders in a per-asset-type export
+    layout were not read, because no rule needs them."""
+
+
+class LineCounts(_Part):
+    """Input lines (JSON-array elements count as lines); ``read == parsed + quarantined``."""
+
+    read: int
+    """Lines read from the export files."""
+    parsed: int
+    """Lines that parsed as Cloud Asset Inventory assets."""
+    quarantined: int
+    """Lines written to ``quarantine/`` with their reason instead of being audited."""
+
+
+class SubscriptionCounts(_Part):
+    """Pub/Sub subscriptions in the export."""
+
+    evaluated: int
+    """Subscriptions the rules ran on (each once, even when listed in several files)."""
+    push: int
+    """Of ``evaluated``, those with a push endpoint."""
+
+
+class FindingCounts(_Part):
+    """Findings (rows of ``findings.parquet``) by status."""
+
+    violations: int
+    """Findings with status ``violation``."""
+    violations_by_rule: dict[str, int]
+    """Violations per rule ID (rules without violations are absent)."""
+    violations_by_level: dict[str, int]
+    """Violations per enforcement level (``mandatory``, ``advisory``; absent when none)."""
+    undecided: int
+    """Findings with status ``unknown``: a rule could not decide from the export (for example a
+    grant it needs is on an asset the export does not hold)."""
+    undecided_by_rule: dict[str, int]
+    """Undecided findings per rule ID (absent when none)."""
+
+
+class AuditSettings(_Part):
+    """The options the audit ran with."""
+
+    include_dry_run_perimeters: bool
+    """Dry-run (``spec``) service perimeters counted as well as enforced (``status``) ones."""
+    max_line_bytes: int
+    """Longer lines (in bytes) were quarantined."""
+    levels: dict[str, EnforcementLevel]
+    """The enforcement level per rule ID, after the policy config (written as its value:
+    ``mandatory``, ``advisory``, ``disabled``)."""
+
+
+class AuditSummary(_Part):
+    """The content of ``summary.json``."""
+
+    inputs: InputCounts
+    """What was read."""
+    lines: LineCounts
+    """Input lines and what became of them."""
+    quarantine_reasons: dict[str, int]
+    """Quarantined lines per reason (absent when none)."""
+    assets_by_type: dict[str, int]
+    """Parsed lines per asset type (every type read, whether or not a rule uses it)."""
+    subscriptions: SubscriptionCounts
+    """Subscriptions evaluated."""
+    findings: FindingCounts
+    """Violations and undecided findings."""
+    settings: AuditSettings
+    """The options the audit ran with."""
+    timings_s: dict[str, float]
+    """Wall time per phase of the run, in seconds (3 decimals); empty until the run ends."""
+
+    def to_json(self) -> str:
+        """The text of ``summary.json``: keys sorted, indented by 2, ending in a newline."""
+        return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"

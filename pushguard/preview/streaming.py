@@ -1,0 +1,159 @@
+"""The streaming analysis: registrations turned into ``Analyze``/``AnalyzeStack`` requests and
+sent to the pack while the program still runs, and the pack's answers turned into the result
+model (:class:`~pushguard.preview.result.Violation`,
+:class:`~pushguard.preview.result.PolicyMeta`)."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from pushguard.policy.config_file import PolicyConfig
+from pushguard.preview.analyzer import AnalyzerResource, Diagnostic, PolicyPackProcess
+from pushguard.preview.engine import ResourceRecord
+from pushguard.preview.project import PulumiProject
+from pushguard.preview.result import STACK_TYPE, PolicyMeta, Violation, stack_urn
+from pushguard.preview.stacks import provider_config
+
+
+class AnalyzerRequests:
+    """Turns registrations into what the engine sends the pack: ``Analyze`` gets a resource's
+    checked inputs, ``AnalyzeStack`` its planned outputs; a custom resource carries its
+    provider's configuration (an explicit provider's inputs, else the stack's config of its
+    package, as for a default provider). Feed registrations in order (providers first)."""
+
+    def __init__(self, project: PulumiProject, stack: str, config: Mapping[str, str]) -> None:
+        self.config = config
+        self.explicit: dict[str, Mapping[str, Any]] = {}
+        self.root = AnalyzerResource(
+            urn=stack_urn(project.name, stack),
+            type=STACK_TYPE,
+            name=f"{project.name}-{stack}",
+            properties={},
+        )
+
+    def convert(self, record: ResourceRecord) -> tuple[AnalyzerResource, AnalyzerResource]:
+        """``(for Analyze, for AnalyzeStack)`` of one registration."""
+        package = record.type.split(":", 1)[0]
+        if record.type.startswith("pulumi:providers:"):
+            self.explicit[record.urn] = record.inputs
+        provider = None
+        if record.custom and package != "pulumi":
+            reference = record.provider.rsplit("::", 1)[0] if record.provider else ""
+            provider = dict(self.explicit.get(reference) or provider_config(package, self.config))
+        provider_type = f"pulumi:providers:{package}"
+        return (
+            AnalyzerResource.from_record(record, provider, provider_type=provider_type),
+            AnalyzerResource.from_record(
+                record, provider, provider_type=provider_type, outputs=True
+            ),
+        )
+
+
+class StreamingAnalysis:
+    """``Analyze`` calls made while the program still registers resources, as the engine makes
+    them: a thread waits for the pack, configures it, then sends each registration as it
+    arrives, so the pack works on the other core while the program runs."""
+
+    def __init__(
+        self,
+        pack: PolicyPackProcess,
+        requests: AnalyzerRequests,
+        config: Mapping[str, PolicyConfig],
+        source: str = "",
+    ) -> None:
+        self.pack, self.requests, self.config, self.source = pack, requests, config, source
+        self.info: Any = None
+        self.resolved: dict[str, PolicyConfig] = {}
+        self.per_stack: list[AnalyzerResource] = [requests.root]
+        self.diagnostics: list[Diagnostic] = []
+        self.error: BaseException | None = None
+        self.timings: dict[str, float] = {}
+        self._queue: queue.SimpleQueue[ResourceRecord | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def submit(self, record: ResourceRecord) -> None:
+        """Queue one registration (called by the recording monitor)."""
+        self._queue.put(record)
+
+    def _run(self) -> None:
+        ready = False
+        try:
+            clock = time.perf_counter()
+            self.pack.connect()
+            self.timings["pack_start"] = time.perf_counter() - clock
+            clock = time.perf_counter()
+            self.info = self.pack.info()
+            self.resolved = self.pack.configure(self.config, source=self.source)
+            self.timings["configure"] = time.perf_counter() - clock
+            ready = True
+            self._send(self.requests.root)
+        except BaseException as error:  # re-raised by finish() in the caller's thread
+            self.error = error
+        while (record := self._queue.get()) is not None:
+            per_resource, per_stack = self.requests.convert(record)
+            self.per_stack.append(per_stack)
+            if ready and self.error is None:
+                try:
+                    self._send(per_resource)
+                except BaseException as error:
+                    self.error = error
+
+    def _send(self, resource: AnalyzerResource) -> None:
+        # The engine attributes an Analyze diagnostic without a URN to the analysed resource.
+        # A blocking call releases the GIL while the pack works, so the program runs meanwhile.
+        self.diagnostics += [
+            replace(d, urn=d.urn or resource.urn) for d in self.pack.analyze(resource)
+        ]
+
+    def stop(self) -> None:
+        """End the stream and wait for the thread (every ``Analyze`` answered)."""
+        self._queue.put(None)
+        self._thread.join()
+
+    def finish(self) -> list[Diagnostic]:
+        """:meth:`stop`, then the diagnostics in registration order. Raises what the thread
+        met (pack start, config or call errors)."""
+        self.stop()
+        if self.error is not None:
+            raise self.error
+        return self.diagnostics
+
+
+def to_violation(diagnostic: Diagnostic, policies: Mapping[str, PolicyMeta]) -> Violation:
+    """The :class:`Violation` of one pack diagnostic: ``mandatory`` and ``remediate`` count as
+    mandatory, anything else as advisory; the remediation comes from the policy's metadata in
+    ``policies`` (``""`` for a policy not listed there)."""
+    level = "mandatory" if diagnostic.level in ("mandatory", "remediate") else "advisory"
+    meta = policies.get(diagnostic.policy)
+    return Violation(
+        policy=diagnostic.policy,
+        level=level,
+        urn=diagnostic.urn,
+        message=diagnostic.message,
+        remediation=meta.remediation if meta else "",
+    )
+
+
+def policy_meta(info: Any, levels: Mapping[str, PolicyConfig]) -> dict[str, PolicyMeta]:
+    """Policy name to :class:`PolicyMeta` for every policy in the pack's ``GetAnalyzerInfo``
+    answer ``info``, with each policy's level as configured in ``levels`` (``advisory`` when
+    not configured) and its severity as a word (``""`` when unspecified)."""
+    severities = {0: "", 1: "low", 2: "medium", 3: "high", 4: "critical"}
+    return {
+        p.name: PolicyMeta(
+            name=p.name,
+            display_name=p.displayName,
+            description=p.description,
+            level=(levels[p.name].level or "advisory") if p.name in levels else "advisory",
+            severity=severities.get(p.severity, ""),
+            remediation=p.remediation_steps,
+            url=p.url,
+        )
+        for p in info.policies
+    }
