@@ -18,7 +18,9 @@ from rich.console import Console
 from rich.table import Table
 
 from pushguard import __version__
-from pushguard.preview.report import render_json, render_text
+from pushguard.preview.isolation import DEFAULT_TIMEOUT
+from pushguard.preview.redact import redact_error, redact_result
+from pushguard.preview.report import render_json, render_program_output, render_text
 from pushguard.preview.result import PreviewError, PreviewResult
 from pushguard.preview.runner import PreviewOptions, run_preview
 from pushguard.preview.sarif import render_sarif
@@ -29,7 +31,7 @@ app = typer.Typer(
     name="pushguard",
     help="Safe Google Cloud Pub/Sub push subscriptions: rules, policy pack, preview, audit.",
     no_args_is_help=True,
-    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
@@ -82,14 +84,21 @@ class PreviewFormat(StrEnum):
     SARIF = "sarif"
 
 
-def _render(result: PreviewResult, output_format: PreviewFormat) -> str:
+def _render(
+    result: PreviewResult | None, output_format: PreviewFormat, error: str | None = None
+) -> str:
     if output_format is PreviewFormat.JSON:
-        return render_json(result)
+        return render_json(result, error)
     if output_format is PreviewFormat.SARIF:
-        return render_sarif(result)
+        return render_sarif(result, error)
     with open(os.devnull, "w") as sink:
         console = Console(record=True, width=200, file=sink, highlight=False, soft_wrap=True)
-        render_text(result, console)
+        if result is not None:
+            render_text(result, console) if error is None else render_program_output(
+                result, console
+            )
+        if error is not None:
+            console.print(f"pushguard preview: error: {error}", markup=False)
     return console.export_text()
 
 
@@ -101,7 +110,11 @@ def preview_command(  # noqa: PLR0917 - typer maps parameters to options
     ] = None,
     stack: Annotated[
         str | None,
-        typer.Option("--stack", "-s", help="Stack name (default: $PULUMI_STACK or the only one)."),
+        typer.Option(
+            "--stack",
+            "-s",
+            help="Stack name, or org/project/stack (default: $PULUMI_STACK or the only one).",
+        ),
     ] = None,
     policy_pack: Annotated[
         Path | None,
@@ -117,35 +130,55 @@ def preview_command(  # noqa: PLR0917 - typer maps parameters to options
     output: Annotated[
         Path | None,
         typer.Option(
-            "--output", "-o", help="Write the report here; the text report still goes to stdout."
+            "--output",
+            "-o",
+            help="Write the report here, whatever the exit code; the text report still goes to "
+            "stdout.",
         ),
     ] = None,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=1, help="Seconds the program may run.")
+    ] = DEFAULT_TIMEOUT,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show the program's traceback when it fails.")
+    ] = False,
 ) -> None:
     """Preview a Pulumi stack offline and run a policy pack over it, as
-    `pulumi preview --policy-pack` does: no credentials, no cloud calls.
+    `pulumi preview --policy-pack` does: no credentials, no cloud calls. The program runs in a
+    child process: nothing it prints or does can change the verdict.
 
-    Exit codes: 0 no mandatory violation, 1 a mandatory violation, 2 bad usage or a failed run.
+    Exit codes: 0 no mandatory violation, 1 a mandatory violation, 2 bad usage or a failed run
+    (the report is written in every case).
     """
-    options = PreviewOptions(program_dir, stack, policy_pack, policy_config)
+    options = PreviewOptions(program_dir, stack, policy_pack, policy_config, timeout)
+    result: PreviewResult | None
+    error: str | None = None
     try:
         result = run_preview(options)
-    except PreviewError as error:
-        typer.echo(f"pushguard preview: error: {error}", err=True)
-        raise typer.Exit(2) from None
+    except PreviewError as failed:
+        result, error = failed.result, redact_error(str(failed), failed.result)
+        if debug and failed.debug:
+            typer.echo(redact_error(failed.debug, failed.result), err=True)
+    code = 2 if error is not None else result.exit_code  # type: ignore[union-attr]
+    result = redact_result(result) if result is not None else None  # every output shows this
     if output is not None:
         try:
-            output.write_text(_render(result, output_format), encoding="utf-8")
-        except OSError as error:
-            typer.echo(f"pushguard preview: error: cannot write {output}: {error}", err=True)
+            output.write_text(_render(result, output_format, error), encoding="utf-8")
+        except OSError as problem:
+            typer.echo(f"pushguard preview: error: cannot write {output}: {problem}", err=True)
             raise typer.Exit(2) from None
     if output is None and output_format is not PreviewFormat.TEXT:
-        sys.stdout.write(_render(result, output_format))
-    else:
+        sys.stdout.write(_render(result, output_format, error))
+    elif error is None:
         console = Console(highlight=False, soft_wrap=True)
         if not console.is_terminal:
             console.width = 200  # CI logs: never cut a resource name or a message
-        render_text(result, console)
-    raise typer.Exit(result.exit_code)
+        render_text(result, console)  # type: ignore[arg-type]
+    elif result is not None:
+        render_program_output(result, Console(highlight=False, soft_wrap=True, stderr=True))
+    if error is not None:
+        typer.echo(f"pushguard preview: error: {error}", err=True)
+    raise typer.Exit(code)
 
 
 class FailOn(StrEnum):

@@ -5,6 +5,12 @@
 :data:`~pushguard.components.spec.DEFERRED`, remembering where it stood; ``merge_resolved`` puts
 the resolved values back for the second validation. Inputs that decide which resources exist must
 be plain, and say so when they are not.
+
+A value that holds Pulumi's unknown sentinel (:data:`~pushguard.components.spec.UNKNOWN_SENTINEL`:
+an offline preview's ``secure:`` stack config value, read with ``Config.get`` or
+``Config.get_secret``, alone or inside a string built from it) is not known yet either: it is
+deferred like an Output and passed on as a *secret unknown* Output, so the resources and the
+policy pack see "known after apply", never the sentinel as if it were the value.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from typing import Any
 
 import pulumi
 
-from pushguard.components.spec import DEFERRED, PLAIN_FIELDS, is_deferred
+from pushguard.components.spec import DEFERRED, PLAIN_FIELDS, holds_unknown, is_deferred
 
 Path = tuple[str, ...]
 _NESTED = frozenset({"target", "dead_letter", "retry_policy"})
@@ -29,6 +35,32 @@ def _contains_deferred(value: object) -> bool:
     if isinstance(value, list | tuple):
         return any(_contains_deferred(v) for v in value)
     return False
+
+
+def _known_or_unknown(value: Any) -> Any:
+    """``value``, or a secret unknown when it holds the unknown sentinel (returning Pulumi's
+    ``UNKNOWN`` from an apply makes the Output unknown; the apply keeps its dependencies)."""
+    if holds_unknown(value):
+        return pulumi.Output.secret(pulumi.output.UNKNOWN)
+    return value
+
+
+def deferred_output(value: Any) -> pulumi.Output[Any]:
+    """``value`` (an Output, an awaitable or a plain value holding the unknown sentinel, possibly
+    nested) as one Output that is unknown, and secret, whenever it holds the sentinel."""
+    return pulumi.Output.from_input(value).apply(_known_or_unknown)
+
+
+def _plain_problem(value: Any) -> str:
+    what = (
+        "a Pulumi Output here"
+        if not holds_unknown(value)
+        else "a secure: stack config value here, which an offline preview cannot decrypt"
+    )
+    return (
+        "must be a plain value, known when the component is constructed, because it decides "
+        f"which resources are created; it is {what}"
+    )
 
 
 def split_inputs(
@@ -48,16 +80,13 @@ def split_inputs(
         dotted = ".".join(path)
         nested = key in _NESTED and not prefix
         if dotted in PLAIN_FIELDS and (is_deferred(value) if nested else _contains_deferred(value)):
-            problems.append(
-                (dotted, "must be a plain value, known when the component is constructed, because "
-                 "it decides which resources are created; it is a Pulumi Output here")
-            )  # fmt: skip
+            problems.append((dotted, _plain_problem(value)))
             return _OMIT
         if nested and isinstance(value, Mapping):
             inner = {k: walk(path, k, v) for k, v in value.items()}
             return {k: v for k, v in inner.items() if v is not _OMIT}
         if _contains_deferred(value):
-            deferred[path] = pulumi.Output.from_input(value)
+            deferred[path] = deferred_output(value)
             return DEFERRED
         return value
 
@@ -69,7 +98,9 @@ def split_inputs(
 
 
 def merge_resolved(substituted: Mapping[str, Any], resolved: Mapping[Path, Any]) -> dict[str, Any]:
-    """``substituted`` with each deferred path replaced by its resolved value."""
+    """``substituted`` with each deferred path replaced by its resolved value (by
+    :data:`~pushguard.components.spec.DEFERRED` again when it still holds the unknown
+    sentinel)."""
     merged: dict[str, Any] = {
         k: dict(v) if isinstance(v, Mapping) else v for k, v in substituted.items()
     }
@@ -77,5 +108,5 @@ def merge_resolved(substituted: Mapping[str, Any], resolved: Mapping[Path, Any])
         target = merged
         for part in path[:-1]:
             target = target[part]
-        target[path[-1]] = value
+        target[path[-1]] = DEFERRED if holds_unknown(value) else value
     return merged

@@ -25,6 +25,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any, Final
 
 import pulumi
+from pulumi.runtime import rpc
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -71,9 +72,33 @@ SENSITIVE_FIELDS: Final = frozenset({"push_endpoint", "audience", "attributes", 
 """Inputs whose values are never repeated in an error message (they may carry secrets)."""
 
 
+UNKNOWN_SENTINEL: Final = rpc.UNKNOWN
+"""Pulumi's wire sentinel for a value not known until deployment. An offline preview gives a
+``secure:`` stack config value as this string (it cannot be decrypted without the stack's secrets
+provider), so a plain ``pulumi.Config.get`` can return it, alone or inside a string built from it;
+such a value is deferred like an Output and reaches the resources as an unknown."""
+
+
+def holds_unknown(value: object) -> bool:
+    """True when ``value`` is, or holds, :data:`UNKNOWN_SENTINEL` (in a string, a mapping's values
+    or a list): a value that is not known yet, never one to validate."""
+    if isinstance(value, str):
+        return UNKNOWN_SENTINEL in value
+    if isinstance(value, Mapping):
+        return any(holds_unknown(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(holds_unknown(v) for v in value)
+    return False
+
+
 def is_deferred(value: object) -> bool:
-    """True for a Pulumi Output or any awaitable (a value known only later)."""
-    return isinstance(value, pulumi.Output) or inspect.isawaitable(value)
+    """True for a Pulumi Output or any awaitable (a value known only later), and for a string
+    that holds :data:`UNKNOWN_SENTINEL` (built from a ``secure:`` config value, offline)."""
+    return (
+        isinstance(value, pulumi.Output)
+        or inspect.isawaitable(value)
+        or (isinstance(value, str) and UNKNOWN_SENTINEL in value)
+    )
 
 
 def _allow_deferred(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
@@ -197,7 +222,9 @@ _LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
 _LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
 
 
-def _labels(labels: dict[str, Any]) -> dict[str, Any]:
+def _labels(labels: dict[str, Any] | _Deferred) -> dict[str, Any] | _Deferred:
+    if isinstance(labels, _Deferred):  # a map that holds an Output is deferred as a whole
+        return labels
     if len(labels) > 64:
         raise ValueError(f"at most 64 labels are allowed, not {len(labels)}")
     for key, value in labels.items():

@@ -39,6 +39,7 @@ from pushguard.rules.endpoint import (
 )
 from pushguard.rules.facts import (
     EXTERNAL_TARGET,
+    IamBinding,
     IamGrant,
     InvokerTarget,
     SubscriptionFacts,
@@ -159,9 +160,9 @@ def _resolve_through_graph(b: _Builder, graph: StackGraph, in_perimeter: bool) -
     project = b.values["project_id"] or b.values["project_number"]
     project_keys = graph.project_keys(project)
     account_project = _account_project(b)
-    b.values["push_auth_account_grants"] = _grants(
-        b, graph, account_keys | graph.project_keys(account_project), "push_auth_account_grants"
-    )
+    on_account = account_keys | graph.project_keys(account_project)
+    b.values["push_auth_account_grants"] = _grants(b, graph, on_account, "push_auth_account_grants")
+    b.values["push_auth_account_bindings"] = _bindings(b, graph, on_account)
     if service is not None:
         grants = _grants(b, graph, set(service.keys) | project_keys, "invoker_target")
         b.values["invoker_target"] = InvokerTarget(
@@ -276,6 +277,20 @@ def _resolve_perimeter(b: _Builder, graph: StackGraph) -> None:
             f"the stack declares service perimeters by project number and the number of {project} "
             "is not configured (policy config projectNumbers)"
         )
+
+
+def _bindings(b: _Builder, graph: StackGraph, keys: set[str]) -> tuple[IamBinding, ...] | None:
+    """Authoritative bindings on ``keys``; ``None`` (and the fact unknown) if a member of one is
+    not known yet, since it may be the member a rule looks for."""
+    found = list(graph.bindings_on(keys))
+    if any(sb.members_unknown for sb in found):
+        fact = "push_auth_account_bindings"
+        b.unknown.add(fact)
+        b.reasons[fact] = (
+            "a binding's member is computed from a value not known until it is created"
+        )
+        return None
+    return tuple(sb.binding for sb in found)
 
 
 def _grants(

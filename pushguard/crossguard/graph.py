@@ -19,7 +19,7 @@ Identity keys: ``sa:EMAIL``, ``run:SERVICE``, ``fn:FUNCTION``, ``topic:projects/
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +28,7 @@ from pushguard.crossguard.wire import UNKNOWN, Unknown, WireShapeError, get, get
 from pushguard.policy.settings import PackSettings
 from pushguard.rules.accounts import service_account_email
 from pushguard.rules.endpoint import EndpointError, parse_endpoint
-from pushguard.rules.facts import IamGrant, TargetKind
+from pushguard.rules.facts import IamBinding, IamGrant, TargetKind
 
 ACCOUNT = "gcp:serviceaccount/account:Account"
 RUN_V2 = "gcp:cloudrunv2/service:Service"
@@ -42,7 +42,8 @@ PERIMETER_RESOURCE = "gcp:accesscontextmanager/servicePerimeterResource:ServiceP
 PUBSUB_API = "pubsub.googleapis.com"
 
 # IAM resource types: type token -> (target property, key kind). Member resources carry
-# ``member``, binding resources ``members``, policy resources ``policyData``.
+# ``member`` and add one grant; binding resources ``members`` and policy resources ``policyData``
+# are authoritative: they set every member of a role (see :class:`StackBinding`).
 _IAM_TARGETS: Mapping[str, tuple[str, str]] = {
     "gcp:serviceaccount/iAMMember:IAMMember": ("serviceAccountId", "sa"),
     "gcp:serviceaccount/iAMBinding:IAMBinding": ("serviceAccountId", "sa"),
@@ -89,6 +90,18 @@ class StackGrant:
 
 
 @dataclass(frozen=True)
+class StackBinding:
+    """An authoritative binding declared in the stack (a ``*IAMBinding``, or one binding of a
+    ``*IAMPolicy``'s ``policyData``) and the identity keys of what it is on. Its members are in
+    :attr:`StackGraph.grants` too; ``members_unknown`` when one of them is not known yet (it is
+    then left out of ``binding.members``)."""
+
+    binding: IamBinding
+    targets: frozenset[str]
+    members_unknown: bool = False
+
+
+@dataclass(frozen=True)
 class ServiceInfo:
     """A Cloud Run service (or 2nd-gen function) or a 1st-gen function declared in the stack."""
 
@@ -114,6 +127,7 @@ class StackGraph:
     account_projects: dict[str, str | None] = field(default_factory=dict)
     services: dict[str, ServiceInfo] = field(default_factory=dict)
     grants: list[StackGrant] = field(default_factory=list)
+    bindings: list[StackBinding] = field(default_factory=list)
     perimeter_numbers: set[str] = field(default_factory=set)
     """Project numbers inside a stack-declared perimeter that restricts Pub/Sub."""
     perimeter_uncertain: list[str] = field(default_factory=list)
@@ -246,13 +260,12 @@ class StackGraph:
         if not isinstance(role, str):
             return
         listed: list[str | Unknown | None]
-        if "members" in resource.props:
-            members = get_str_list(resource.props, "members")
-            listed = [UNKNOWN] if isinstance(members, Unknown) else list(members)
-        else:
-            listed = [get_str(resource.props, "member")]
-        for member in listed:
-            self._add_grant(resource, role, member, title, targets)
+        if "members" not in resource.props:
+            self._add_grant(resource, role, get_str(resource.props, "member"), title, targets)
+            return
+        members = get_str_list(resource.props, "members")
+        listed = [UNKNOWN] if isinstance(members, Unknown) else list(members)
+        self._add_binding(resource, role, listed, title, targets)
 
     def _index_policy_data(self, resource: WireResource, targets: frozenset[str]) -> None:
         data = get_str(resource.props, "policyData")
@@ -270,9 +283,27 @@ class StackGraph:
             title = None
             if isinstance(condition, Mapping):
                 title = str(condition.get("title") or condition.get("expression") or "condition")
-            for member in binding.get("members") or []:
-                if isinstance(member, str):
-                    self._add_grant(resource, role, member, title, targets)
+            members = binding.get("members") or []
+            listed = [m for m in members if isinstance(m, str)] if isinstance(members, list) else []
+            self._add_binding(resource, role, listed, title, targets)
+
+    def _add_binding(
+        self,
+        resource: WireResource,
+        role: str,
+        members: Sequence[str | Unknown | None],
+        condition: str | None,
+        targets: frozenset[str],
+    ) -> None:
+        """Each member as a grant, and the binding as a whole (who it would leave out)."""
+        added = [self._add_grant(resource, role, m, condition, targets) for m in members]
+        grants = [g for g in added if g is not None]
+        known = tuple(g.grant.member for g in grants if not g.member_unknown)
+        binding = IamBinding(
+            role=role, members=known, resource=self._where(resource, targets), condition=condition
+        )
+        unknown = any(g.member_unknown for g in grants)
+        self.bindings.append(StackBinding(binding, targets, unknown))
 
     def _add_grant(
         self,
@@ -281,9 +312,9 @@ class StackGraph:
         member: str | Unknown | None,
         condition: str | None,
         targets: frozenset[str],
-    ) -> None:
+    ) -> StackGrant | None:
         if member is None:
-            return
+            return None
         unknown = False
         if not isinstance(member, str):
             deps = resource.depends_through("member") + resource.depends_through("members")
@@ -291,10 +322,17 @@ class StackGraph:
             member, unknown = (
                 (f"serviceAccount:{emails.pop()}", False) if len(emails) == 1 else ("", True)
             )
-        where = next((t for t in sorted(targets) if not t.startswith("urn:")), resource.name)
+        where = self._where(resource, targets)
         grant = IamGrant(role=role, member=member, resource=where, condition=condition)
         kind = _IAM_TARGETS[resource.type][1]
-        self.grants.append(StackGrant(grant, targets, unknown, kind, resource.parent))
+        added = StackGrant(grant, targets, unknown, kind, resource.parent)
+        self.grants.append(added)
+        return added
+
+    @staticmethod
+    def _where(resource: WireResource, targets: frozenset[str]) -> str:
+        """How a grant names what it is on: its first literal key, else the granting resource."""
+        return next((t for t in sorted(targets) if not t.startswith("urn:")), resource.name)
 
     def _target_keys(self, resource: WireResource, prop: str, kind: str) -> frozenset[str]:
         keys = {f"urn:{urn}" for urn in resource.depends_through(prop)}
@@ -326,6 +364,11 @@ class StackGraph:
         """Grants whose target matches any of ``keys``."""
         wanted = set(keys)
         return (g for g in self.grants if g.targets & wanted)
+
+    def bindings_on(self, keys: Iterable[str]) -> Iterator[StackBinding]:
+        """Authoritative bindings whose target matches any of ``keys``."""
+        wanted = set(keys)
+        return (b for b in self.bindings if b.targets & wanted)
 
     def project_keys(self, project: str | None) -> set[str]:
         """Identity keys of a project: by ID and, when configured, by number."""

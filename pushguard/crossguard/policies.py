@@ -49,7 +49,7 @@ from pushguard.policy.settings import (
     parse_settings,
     settings_json_schema,
 )
-from pushguard.rules import RULES, Rule, Status
+from pushguard.rules import RULES, Result, Rule, Status
 
 TAGS = ["gcp", "pubsub", "push"]
 
@@ -85,6 +85,42 @@ class _StackAnalysis:
 _STACK_CACHE: ContextVar[dict[str, _StackAnalysis] | None] = ContextVar(
     "pushguard_stack_cache", default=None
 )
+_NOT_CHECKED: ContextVar[list[tuple[str, str]] | None] = ContextVar(
+    "pushguard_not_checked", default=None
+)
+
+ENABLED_BY: dict[str, str] = {
+    "project_number": "projectNumbers (the subscription's project ID to its number)",
+    "dead_letter": "projectNumbers (the subscription's project ID to its number)",
+    "token_creator_grant": "projectNumbers, or tokenCreatorGrantedProjects",
+    "in_service_perimeter": "perimeterProjects and projectNumbers",
+    "target": "the target service or function declared in the stack",
+    "push_auth_account": "projectNumbers, or a push-auth account named by its e-mail",
+}
+"""Per result field, the policy-config setting (or stack change) that lets a rule decide."""
+
+
+@contextmanager
+def collect_not_checked() -> Iterator[list[tuple[str, str]]]:
+    """Within one ``AnalyzeStack`` request, collect ``(policy, reason)`` for every subscription a
+    policy could not check for want of configuration (not for want of values at preview):
+    :func:`pushguard.crossguard.serve` answers them as the protocol's ``not_applicable``
+    entries, so a rule that cannot run never says nothing. ``reason`` ends with ``[URN]``."""
+    found: list[tuple[str, str]] = []
+    token = _NOT_CHECKED.set(found)
+    try:
+        yield found
+    finally:
+        _NOT_CHECKED.reset(token)
+
+
+def _not_checked(policy: str, sub: WireResource, result: Result) -> None:
+    found = _NOT_CHECKED.get()
+    if found is None:
+        return
+    setting = ENABLED_BY.get(result.field or "", "")
+    enable = f"; set {setting} under {policy} in the policy config" if setting else ""
+    found.append((policy, scrub(f"{sub.name}: not checked: {result.message}{enable} [{sub.urn}]")))
 
 
 @contextmanager
@@ -196,6 +232,8 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
                     report(f"{sub.name}: {result.message}", sub.urn)
                 elif _undecided_at_preview(full, result.field):
                     unverified.append((sub, f"{result.message} ({_why(full, result.field)})"))
+                else:
+                    _not_checked(self.name, sub, result)
         if not unverified:
             return
         if settings.unknown_at_preview == "enforce":

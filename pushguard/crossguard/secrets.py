@@ -11,7 +11,7 @@ endpoint's path or query string in the first place.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from urllib.parse import urlsplit
@@ -42,11 +42,43 @@ def _parts(secret: str) -> set[str]:
     return {p for p in parts if len(p) >= _MIN_PART and p.strip("/")}
 
 
+def scrubber(secrets: Iterable[str]) -> Callable[[str], str]:
+    """A function that replaces every one of ``secrets`` (and, for URLs, their host, path, query
+    and userinfo) in a text by ``[secret]``, compared case-insensitively; built once for many
+    texts. Overlapping or adjacent occurrences become one ``[secret]``, so no fragment of a
+    secret is left between two replacements and a replacement is never matched again."""
+    parts = sorted({p for s in secrets for p in _parts(s)}, key=lambda p: (-len(p), p))
+    if not parts:
+        return lambda text: text
+    # A lookahead finds overlapping occurrences too; each match covers [start, start + len).
+    pattern = re.compile(
+        "(?=(" + "|".join(re.escape(p) for p in parts) + "))", flags=re.IGNORECASE | re.DOTALL
+    )
+    singles = [re.compile(re.escape(p), flags=re.IGNORECASE) for p in parts]
+
+    def apply(text: str) -> str:
+        spans: list[list[int]] = []
+        for match in pattern.finditer(text):
+            start = match.start()
+            # The alternation reports one part per position: take the longest that matches here.
+            end = max(m.end() for m in (s.match(text, start) for s in singles) if m)
+            if spans and start <= spans[-1][1]:
+                spans[-1][1] = max(spans[-1][1], end)
+            else:
+                spans.append([start, end])
+        if not spans:
+            return text
+        pieces, last = [], 0
+        for start, end in spans:
+            pieces += [text[last:start], "[secret]"]
+            last = end
+        return "".join([*pieces, text[last:]])
+
+    return apply
+
+
 def scrub(message: str, secrets: Iterable[str] | None = None) -> str:
     """``message`` with every secret value in scope (or in ``secrets``) replaced by
     ``[secret]``, compared case-insensitively."""
     values = _SECRETS.get() if secrets is None else frozenset(secrets)
-    parts = sorted({p for s in values for p in _parts(s)}, key=len, reverse=True)
-    for part in parts:
-        message = re.sub(re.escape(part), "[secret]", message, flags=re.IGNORECASE)
-    return message
+    return scrubber(values)(message)

@@ -32,6 +32,7 @@ from pushguard import __version__
 from pushguard.crossguard.policies import (
     PushguardPolicy,
     build_policies,
+    collect_not_checked,
     shared_stack_analysis,
 )
 from pushguard.crossguard.resources import SUBSCRIPTION_TYPE
@@ -90,8 +91,13 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
 
     def AnalyzeStack(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC method name
         structs = [r.properties for r in request.resources]
-        with shared_stack_analysis():
-            return self._guarded(super().AnalyzeStack, request, context, structs, "")
+        with shared_stack_analysis(), collect_not_checked() as not_checked:
+            response = self._guarded(super().AnalyzeStack, request, context, structs, "")
+        for policy, reason in sorted(set(not_checked)):
+            response.not_applicable.append(
+                proto.PolicyNotApplicable(policy_name=policy, reason=reason)
+            )
+        return response
 
     def _guarded(
         self,

@@ -196,6 +196,8 @@ class PolicyPackProcess:
         self._stderr: list[bytes] = []
         self._drainer: threading.Thread | None = None
         self.stub: Any = None
+        self.not_applicable: list[tuple[str, str]] = []
+        """``(policy, reason)`` of the last ``AnalyzeStack`` answer's ``not_applicable``."""
 
     def start(self) -> None:
         """Start the process without waiting for it (so a caller can do other work while the
@@ -323,7 +325,9 @@ class PolicyPackProcess:
         return [Diagnostic.from_proto(d) for d in response.diagnostics]
 
     def analyze_stack(self, resources: Iterable[AnalyzerResource]) -> list[Diagnostic]:
-        """``AnalyzeStack`` over every resource."""
+        """``AnalyzeStack`` over every resource: its diagnostics (its ``not_applicable`` answers
+        are kept in :attr:`not_applicable`)."""
         request = proto.AnalyzeStackRequest(resources=[r.stack_resource() for r in resources])
         response = self.stub.AnalyzeStack(request)
+        self.not_applicable = [(n.policy_name, n.reason) for n in response.not_applicable]
         return [Diagnostic.from_proto(d) for d in response.diagnostics]

@@ -5,13 +5,27 @@ type, name, parent, provider, wire-form inputs (after the provider's ``Check`` w
 have one), the planned outputs, dependencies, property dependencies, the resource options that
 change how the engine plans (``replaceOnChanges``, ``deleteBeforeReplace``) and the source
 position of the constructor call (the SDK sends it as ``sourcePosition``).
+
+Where the mock monitor of Pulumi's SDK is more lenient than the engine, this one is not: a URN
+registered twice fails the program (the engine's "Duplicate resource URN"); a data source read
+through its output form (``get_*_output``) that the mocks cannot answer offline is unknown at
+preview, as an invoke the engine declines to serve; and the stack's outputs (``pulumi.export``)
+are registered when the program has run, as the language host does, and recorded.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import importlib
 import logging
-from collections.abc import Callable, Iterable, Mapping
+import threading
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
+from inspect import isawaitable
 from typing import Any
 from urllib.parse import unquote, urlparse
 
@@ -19,8 +33,14 @@ import pulumi
 from google.protobuf import json_format
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings as pulumi_settings
-from pulumi.runtime.stack import run_pulumi_func
-from pulumi.runtime.sync_await import _sync_await
+from pulumi.runtime.proto import resource_pb2
+from pulumi.runtime.stack import Stack, massage, run_pulumi_func
+from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
+
+STACK_TYPE = "pulumi:pulumi:Stack"
+
+Source = tuple[str, int]
+"""A constructor call's file path and line."""
 
 
 @dataclass(frozen=True)
@@ -45,12 +65,40 @@ class ResourceRecord:
     replace_on_changes: tuple[str, ...]
     delete_before_replace: bool
     outputs: Mapping[str, Any] = field(default_factory=dict)
-    source: tuple[str, int] | None = None
+    source: Source | None = None
+
+
+def _place(source: Source | None) -> str:
+    return f"{source[0]}:{source[1]}" if source else "an unknown place"
+
+
+class DuplicateResourceURNError(Exception):
+    """Two registrations of one URN (same type, name and parent type chain): the engine's
+    "Duplicate resource URN". ``first`` and ``second`` are where each was declared."""
+
+    def __init__(self, urn: str, first: Source | None, second: Source | None) -> None:
+        self.urn, self.first, self.second = urn, first, second
+        super().__init__(
+            f"Duplicate resource URN '{urn}'; try giving it a unique name "
+            f"(registered at {_place(first)} and again at {_place(second)})"
+        )
+
+
+_OUTPUT_FORM: ContextVar[bool] = ContextVar("pushguard_output_form_invoke", default=False)
+"""Set while the SDK starts an output-form invoke (``pulumi.runtime.invoke_output``): the invoke's
+tasks, and the monitor call they make in an executor thread, run in a copy of that context."""
 
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):
     """A mock resource monitor that keeps every registration in :attr:`records`, in order, and
-    hands each to ``on_record`` as it happens (as the engine hands resources to analyzers)."""
+    hands each to ``on_record`` as it happens (as the engine hands resources to analyzers).
+
+    As the engine, it refuses a second registration of a URN (:class:`DuplicateResourceURNError`,
+    raised to the SDK as the failed ``RegisterResource`` call, so it becomes the program's error);
+    at preview it answers an output-form invoke as unknown when the mocks say they cannot answer
+    it offline (their ``unknown_at_preview(token)``); and it keeps the stack's registered outputs
+    in :attr:`outputs` (wire form).
+    """
 
     def __init__(
         self,
@@ -60,11 +108,38 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         super().__init__(mocks)
         self.records: list[ResourceRecord] = []
         self.on_record = on_record
+        self.outputs: dict[str, Any] = {}
+        self._claimed: dict[str, Source | None] = {}
+        self._lock = threading.Lock()  # the SDK calls the monitor from executor threads
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        """The URN the engine gives a resource: ``urn:pulumi:STACK::PROJECT::TYPES::NAME``, where
+        TYPES is the parent's type chain and the type, ``$``-separated, without the root stack's
+        type (the SDK's mock monitor keeps it: ``pulumi:pulumi:Stack$...`` for every top-level
+        resource, a URN no engine gives)."""
+        if parent and parent.split("::")[2:3] == [STACK_TYPE]:
+            parent = ""
+        return super().make_urn(parent, type_, name)
+
+    def _claim(self, urn: str, source: Source | None) -> None:
+        """Take ``urn`` for the registration at ``source``.
+
+        Raises:
+            DuplicateResourceURNError: the URN was registered (or read) before.
+        """
+        with self._lock:
+            if urn in self._claimed:
+                raise DuplicateResourceURNError(urn, self._claimed[urn], source)
+            self._claimed[urn] = source
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
-        """Record the request, then answer as the mock monitor does."""
+        """Refuse a URN registered before, else record the request and answer as the mock
+        monitor does."""
+        if request.type != STACK_TYPE:
+            urn = self.make_urn(request.parent, request.type, request.name)
+            self._claim(urn, _source(request))
         response = super().RegisterResource(request)  # type: ignore[no-untyped-call]
-        if request.type != "pulumi:pulumi:Stack":
+        if request.type != STACK_TYPE:
             inputs = json_format.MessageToDict(request.object)
             check = getattr(self.mocks, "check", None)
             if callable(check) and request.custom:
@@ -93,8 +168,41 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 self.on_record(self.records[-1])
         return response
 
+    def ReadResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        """A read (``Resource.get``) takes its URN too: reading one that is registered, or
+        registering one that was read, is a duplicate for the engine as well."""
+        urn = self.make_urn(request.parent, request.type, request.name)
+        self._claim(urn, _source(request))
+        return super().ReadResource(request)  # type: ignore[no-untyped-call]
 
-def _source(request: Any) -> tuple[str, int] | None:
+    def RegisterResourceOutputs(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        """Keep the stack's outputs (the last registration wins: the mock runtime registers an
+        empty set when it creates the stack, the program run registers the exports)."""
+        if request.urn.split("::")[2:3] == [STACK_TYPE]:
+            self.outputs = json_format.MessageToDict(request.outputs)
+        return super().RegisterResourceOutputs(request)  # type: ignore[no-untyped-call]
+
+    def Invoke(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        """At preview, an output-form invoke the mocks cannot answer offline is unknown (the
+        response's ``unknown``, as the engine answers an invoke it declines to serve); any other
+        invoke is answered by the mocks.
+
+        Only the whole result can be unknown: the SDK builds a function's typed result (its
+        constructor type-checks every field), which an unknown field would fail. A plain invoke
+        (``get_*``) must return values, so the mocks answer it.
+        """
+        unknown = getattr(self.mocks, "unknown_at_preview", None)
+        if (
+            pulumi_settings.is_dry_run()
+            and _OUTPUT_FORM.get()
+            and callable(unknown)
+            and unknown(request.tok)
+        ):
+            return resource_pb2.ResourceInvokeResponse(unknown=True)
+        return super().Invoke(request)  # type: ignore[no-untyped-call]
+
+
+def _source(request: Any) -> Source | None:
     """The constructor call's file path and line from ``sourcePosition`` (a ``file:`` URI)."""
     position = request.sourcePosition if request.HasField("sourcePosition") else None
     if position is None or not position.uri.startswith("file:"):
@@ -109,6 +217,10 @@ class ProgramRun:
 
     records: list[ResourceRecord] = field(default_factory=list)
     logs: list[tuple[str, str]] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+    """The stack outputs (``pulumi.export``), wire form as the engine receives them: unknown
+    values as Pulumi's unknown sentinel, secrets as secret envelopes. Empty when the program
+    failed (the language host registers them only once the program has run)."""
 
     def by_type(self, type_token: str) -> list[ResourceRecord]:
         """The records of one resource type, in registration order."""
@@ -184,13 +296,90 @@ def run_program_capturing(
         mocks, project=project, stack=stack, preview=preview, monitor=monitor, logger=logger
     )
     error: BaseException | None = None
+    _quiet_duplicate_reports(_ensure_event_loop())  # type: ignore[no-untyped-call]
     try:
-        _sync_await(run_pulumi_func(program))
+        with _marking_output_invokes():
+            _sync_await(run_pulumi_func(_in_stack(program)))
     except (Exception, SystemExit) as exc:
         error = exc
     finally:
         logger.removeHandler(logs)
-    return ProgramRun(records=list(monitor.records), logs=logs.entries), error
+    outputs = dict(monitor.outputs) if error is None else {}
+    return ProgramRun(records=list(monitor.records), logs=logs.entries, outputs=outputs), error
+
+
+_QUIETED: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
+
+
+def _quiet_duplicate_reports(loop: asyncio.AbstractEventLoop) -> None:
+    """Drop asyncio's "exception was never retrieved" reports of a
+    :class:`DuplicateResourceURNError` on ``loop``: the SDK fails the refused resource's URN, ID
+    and output futures with it, which nothing awaits, and it is already the program's error.
+    Every other report goes to the loop's handler as before."""
+    if loop in _QUIETED:
+        return
+    previous = loop.get_exception_handler()
+
+    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        if isinstance(context.get("exception"), DuplicateResourceURNError):
+            return
+        if previous is not None:
+            previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handler)
+    _QUIETED.add(loop)
+
+
+def _in_stack(program: Callable[[], Any]) -> Callable[[], Any]:
+    """``program``, then the stack's outputs registered, as the language host runs a program
+    (``pulumi.runtime.stack.run_in_stack``). The mock runtime registers the stack's outputs when
+    it creates the stack, before the program exports anything, so they are registered again."""
+
+    async def run() -> None:
+        result = program()
+        if isawaitable(result):
+            await result
+        stack = pulumi_settings.get_root_resource()
+        if isinstance(stack, Stack):
+            stack.register_outputs(massage(stack.outputs, []))
+
+    return run
+
+
+_OUTPUT_INVOKES = ("invoke_output", "invoke_output_single")
+
+
+@contextmanager
+def _marking_output_invokes() -> Iterator[None]:
+    """While the program runs, ``pulumi.runtime.invoke_output`` (what every generated
+    ``get_*_output`` calls) and ``invoke_output_single`` start their invokes with
+    :data:`_OUTPUT_FORM` set, so the monitor can tell an output-form invoke from a plain one
+    (the request does not say)."""
+    modules = [pulumi.runtime, importlib.import_module("pulumi.runtime.invoke")]
+    saved = [
+        (module, name, getattr(module, name)) for module in modules for name in _OUTPUT_INVOKES
+    ]
+    for module, name, original in saved:
+        setattr(module, name, _marked(original))
+    try:
+        yield
+    finally:
+        for module, name, original in saved:
+            setattr(module, name, original)
+
+
+def _marked(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def invoke(*args: Any, **kwargs: Any) -> Any:
+        token = _OUTPUT_FORM.set(True)
+        try:
+            return original(*args, **kwargs)
+        finally:
+            _OUTPUT_FORM.reset(token)
+
+    return invoke
 
 
 class _LogCollector(logging.Handler):

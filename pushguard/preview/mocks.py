@@ -17,8 +17,11 @@ The mode is the runtime's (``pulumi.runtime.is_dry_run()``, set by ``set_mocks(p
 
 Any other resource type echoes its inputs (its outputs the program reads are unknown at preview),
 so programs using other providers run too. ``gcp:organizations/getProject:getProject`` answers
-from the project-number map, or with :data:`PLACEHOLDER_PROJECT_NUMBER`; each placeholder
-answer and each function answered only with its arguments is recorded, so a report can say so.
+from the project-number map, or with :data:`PLACEHOLDER_PROJECT_NUMBER`. Any other function (a
+data source) needs the cloud: at preview its output form (``get_*_output``) is unknown, as a
+value ``pulumi preview`` cannot know yet (:meth:`GcpMocks.unknown_at_preview`); otherwise it
+answers with its own arguments. Each placeholder answer, each function left unknown and each
+function answered only with its arguments is recorded, so a report can say so.
 
 Sources: the Terraform google provider's schemas behind pulumi-gcp (which attributes are
 ``Computed``), https://cloud.google.com/run/docs/triggering/https-request#url (Cloud Run URLs),
@@ -231,8 +234,8 @@ class GcpMocks(pulumi.runtime.Mocks):
     ``project_numbers``: project ID to number, for ``getProject`` and the values that embed a
     number. At preview computed outputs are unknown; otherwise they are filled. After a run,
     :attr:`placeholder_projects` lists projects ``getProject`` answered with
-    :data:`PLACEHOLDER_PROJECT_NUMBER` and :attr:`echoed_calls` the function tokens answered
-    only with their arguments.
+    :data:`PLACEHOLDER_PROJECT_NUMBER`, :attr:`unknown_calls` the function tokens left unknown at
+    preview and :attr:`echoed_calls` those answered only with their arguments.
     """
 
     def __init__(
@@ -247,6 +250,7 @@ class GcpMocks(pulumi.runtime.Mocks):
         self.project_numbers = dict(project_numbers or {})
         self.placeholder_projects: set[str] = set()
         self.echoed_calls: set[str] = set()
+        self.unknown_calls: set[str] = set()
         self._providers: dict[str, State] = {}
 
     def project_number(self, project: str) -> str:
@@ -305,9 +309,20 @@ class GcpMocks(pulumi.runtime.Mocks):
             checked[kind.autoname_key] = autoname(name)
         return checked
 
+    def unknown_at_preview(self, token: str) -> bool:
+        """Whether the output-form invoke of function ``token`` is unknown at preview (the
+        monitor asks; recorded in :attr:`unknown_calls`): every function but ``getProject``, whose
+        answer is configured. A data source reads the cloud, which a preview offline cannot."""
+        if token == GET_PROJECT:
+            return False
+        self.unknown_calls.add(token)
+        return True
+
     def call(self, args: pulumi.runtime.MockCallArgs) -> State:  # type: ignore[override]
         """Answers to provider functions: ``getProject`` from the map (or the placeholder);
-        any other function returns its arguments (recorded in :attr:`echoed_calls`)."""
+        any other function returns its arguments (recorded in :attr:`echoed_calls`): a plain
+        invoke at preview, any invoke after create (at preview an output-form invoke of a data
+        source never gets here: it is unknown, see :meth:`unknown_at_preview`)."""
         if args.token == GET_PROJECT:
             provider = self._provider_config(args.provider or "")
             project = str(

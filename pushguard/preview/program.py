@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pulumi
 
+from pushguard.components.spec import PushSubscriptionInputError
 from pushguard.preview.engine import ProgramRun, ResourceRecord, run_program_capturing
 from pushguard.preview.project import PulumiProject
 
@@ -26,11 +27,19 @@ from pushguard.preview.project import PulumiProject
 @dataclass(frozen=True)
 class ProgramFailure:
     """Why a program run failed: the innermost error's type and message, and the deepest frame
-    inside the project folder (``file:line``), if any."""
+    inside the project folder (``file:line``), if any.
+
+    ``component`` and ``problems`` are set when the error is ``PushSubscription`` refusing its
+    inputs (``(field, message)`` pairs; a rule's violation ends with ``[rule-id]``);
+    ``traceback`` is the whole traceback, for ``--debug``.
+    """
 
     kind: str
     message: str
     where: str | None
+    component: str | None = None
+    problems: tuple[tuple[str, str], ...] = ()
+    traceback: str = ""
 
     def __str__(self) -> str:
         at = f" (at {self.where})" if self.where else ""
@@ -85,12 +94,27 @@ def _forget_modules(root: Path, keep: set[str]) -> None:
             del sys.modules[name]
 
 
+def _inner(error: BaseException) -> BaseException | None:
+    """The error ``error`` was raised from: its ``__cause__``, else its ``__context__`` unless
+    ``raise ... from None`` suppressed it (then the chain ends here)."""
+    if error.__cause__ is not None:
+        return error.__cause__
+    return None if error.__suppress_context__ else error.__context__
+
+
 def describe_failure(error: BaseException, root: Path) -> ProgramFailure:
     """The innermost error of ``error``'s cause chain (Pulumi wraps errors raised while it
-    resolves inputs in ``ValueError("While processing ...")``) and where the program raised it."""
+    resolves inputs in ``ValueError("While processing ...")``) and where the program raised it.
+
+    The chain is followed as Python prints it: through ``__cause__``, and through
+    ``__context__`` only where the context was not suppressed (``raise ... from None`` ends it,
+    so a component's own message is kept, not a leftover error it handled).
+    """
     innermost = error
-    while (innermost.__cause__ or innermost.__context__) is not None:
-        innermost = innermost.__cause__ or innermost.__context__  # type: ignore[assignment]
+    seen = {id(error)}
+    while (inner := _inner(innermost)) is not None and id(inner) not in seen:
+        seen.add(id(inner))
+        innermost = inner
     where = None
     for candidate in (innermost, error):
         for frame in traceback.extract_tb(candidate.__traceback__):
@@ -98,7 +122,17 @@ def describe_failure(error: BaseException, root: Path) -> ProgramFailure:
                 where = f"{Path(frame.filename).resolve().relative_to(root)}:{frame.lineno}"
         if where:
             break
+    text = "".join(traceback.format_exception(error))
     if isinstance(innermost, SystemExit):
-        return ProgramFailure("SystemExit", f"exit status {innermost.code}", where)
+        return ProgramFailure("SystemExit", f"exit status {innermost.code}", where, traceback=text)
     message = str(innermost).strip() or repr(innermost)
-    return ProgramFailure(type(innermost).__name__, message, where)
+    if isinstance(innermost, PushSubscriptionInputError):
+        return ProgramFailure(
+            type(innermost).__name__,
+            message,
+            where,
+            component=innermost.component,
+            problems=innermost.problems,
+            traceback=text,
+        )
+    return ProgramFailure(type(innermost).__name__, message, where, traceback=text)

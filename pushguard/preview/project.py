@@ -4,9 +4,15 @@
 files live (``stackConfigDir``) and project-level config defaults (``config:``, each a value or
 ``{default: ...}``); ``Pulumi.<stack>.yaml`` holds ``config:`` with keys namespaced
 ``namespace:key`` (bare keys belong to the project), laid over the defaults. Structured values
-are passed to the program as JSON text, as the CLI does; ``secure:`` values (also inside
-structured values) are secrets, replaced here by :data:`SECRET_PLACEHOLDER` because they cannot
-be decrypted without the stack's secrets provider.
+are passed to the program as JSON text, as the CLI does.
+
+``secure:`` values (also inside structured values) are secrets that cannot be decrypted without
+the stack's secrets provider, so offline they are *unknown*: each becomes Pulumi's unknown
+sentinel :data:`SECRET_UNKNOWN` and its key is a secret key. A program that passes such a value
+to a resource (``config.require_secret("endpoint")`` or ``config.require("endpoint")``) sends an
+unknown in wire form, as ``pulumi preview`` does for any value known only at deployment, and
+``PushSubscription`` defers it like an Output (see :mod:`pushguard.components.inputs`). Neither
+the ciphertext nor a placeholder that could pass for the value ever reaches the program.
 Source: https://www.pulumi.com/docs/iac/concepts/projects/project-file/ and
 https://www.pulumi.com/docs/iac/concepts/config/
 """
@@ -20,8 +26,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pulumi.runtime.rpc import UNKNOWN
 
-SECRET_PLACEHOLDER = "[secret]"
+SECRET_UNKNOWN: str = UNKNOWN
+"""What a ``secure:`` config value reads as offline: Pulumi's unknown sentinel
+(``04da6b54-80e4-46f7-96ec-b56ff0331ba9``), a value not known until deployment."""
 
 
 class ProjectError(ValueError):
@@ -149,22 +158,22 @@ def load_stack_config(project: PulumiProject, stack: str) -> tuple[dict[str, str
         **{_full_key(project.name, str(key)): value for key, value in raw.items()},
     }
     for full, value in merged.items():
-        plain, secret = _redact_secure(value)
+        plain, secret = _unknown_secure(value)
         if secret:
             secrets.add(full)
         values[full] = plain if isinstance(plain, str) else json.dumps(plain)
     return values, secrets
 
 
-def _redact_secure(value: Any) -> tuple[Any, bool]:
+def _unknown_secure(value: Any) -> tuple[Any, bool]:
     """``value`` with every ``{secure: ciphertext}`` (also inside structured values) replaced by
-    :data:`SECRET_PLACEHOLDER`, and whether there was one (the whole key is then a secret)."""
+    :data:`SECRET_UNKNOWN`, and whether there was one (the whole key is then a secret)."""
     if isinstance(value, dict):
         if set(value) == {"secure"}:
-            return SECRET_PLACEHOLDER, True
-        items = {k: _redact_secure(v) for k, v in value.items()}
+            return SECRET_UNKNOWN, True
+        items = {k: _unknown_secure(v) for k, v in value.items()}
         return {k: v for k, (v, _) in items.items()}, any(s for _, s in items.values())
     if isinstance(value, list):
-        pairs = [_redact_secure(v) for v in value]
+        pairs = [_unknown_secure(v) for v in value]
         return [v for v, _ in pairs], any(s for _, s in pairs)
     return value, False

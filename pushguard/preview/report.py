@@ -8,7 +8,6 @@ unknown until the resource is created is ``[unknown]`` (Pulumi's "known after ap
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -36,17 +35,33 @@ def display_value(value: Any) -> Any:
     return value
 
 
+def repository_root(path: Path) -> Path | None:
+    """The git top level that holds ``path`` (the nearest folder with a ``.git`` entry), or
+    ``None`` outside a repository."""
+    for folder in (path, *path.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
 def _relative(path: Path) -> str:
-    """``path`` relative to the working directory when under it (how code scanning wants it)."""
-    if path.is_relative_to(Path.cwd()):
-        return Path(os.path.relpath(path)).as_posix()
+    """``path`` relative to its repository's top level (how code scanning resolves SARIF URIs,
+    whatever folder the command ran from); outside a repository, relative to the working
+    directory when under it, else absolute."""
+    base = repository_root(path.parent) or Path.cwd().resolve()
+    if path.is_relative_to(base):
+        return path.relative_to(base).as_posix()
     return str(path)
 
 
-def location(result: PreviewResult, urn: str) -> tuple[str, int]:
-    """Where a finding belongs in the team's code, as ``(path, line)``: the constructor call of
-    the resource, or of its nearest ancestor, inside the program's folder (a component's children
-    point at the component's use); the stack config file for the whole stack."""
+def location(result: PreviewResult, urn: str, where: str | None = None) -> tuple[str, int]:
+    """Where a finding belongs in the team's code, as ``(path, line)``: ``where`` (``path:line``
+    relative to the project folder) when given, else the constructor call of the resource, or of
+    its nearest ancestor, inside the program's folder (a component's children point at the
+    component's use); the stack config file for the whole stack."""
+    if where:
+        file, _, line = where.rpartition(":")
+        return _relative(result.project.root.resolve() / file), max(int(line or 1), 1)
     program_dir = result.project.entry_point.resolve().parent
     by_urn = {r.urn: r for r in result.resources}
     record = by_urn.get(urn)
@@ -57,6 +72,21 @@ def location(result: PreviewResult, urn: str) -> tuple[str, int]:
                 return _relative(path), max(record.source[1], 1)
         record = by_urn.get(record.parent)
     return _relative(result.project.stack_config_file(result.stack).resolve()), 1
+
+
+def call_stack(result: PreviewResult, urn: str) -> list[tuple[str, int]]:
+    """The program's frames (``(path, line)``, outermost first, paths as :func:`location`
+    gives them) that constructed the resource a finding is about, or its nearest ancestor with
+    frames; ``[]`` when there is only the one line :func:`location` already names."""
+    by_urn = {r.urn: r for r in result.resources}
+    while urn:
+        frames = result.call_stacks.get(urn)
+        if frames:
+            listed = [(_relative(Path(path).resolve()), line) for path, line in frames]
+            return listed if len(listed) > 1 else []
+        record = by_urn.get(urn)
+        urn = record.parent if record is not None else ""
+    return []
 
 
 def resource_label(result: PreviewResult, urn: str) -> str:
@@ -85,11 +115,25 @@ def summary_line(result: PreviewResult) -> str:
     )
 
 
+def error_json(message: str, result: PreviewResult | None) -> dict[str, Any]:
+    """The JSON report of a preview that failed (exit 2): what :func:`to_json` knows of
+    ``result`` (when the project was read), ``error`` (``message``) and ``summary.exitCode``
+    2."""
+    report: dict[str, Any] = (
+        to_json(result) if result is not None else {"resources": [], "violations": []}
+    )
+    report["error"] = {"message": message}
+    report["summary"] = {**report.get("summary", {}), "exitCode": 2}
+    return report
+
+
 def to_json(result: PreviewResult) -> dict[str, Any]:
     """The JSON report: ``resources`` (``urn``, ``type``, ``name``, ``parent``, ``inputs``,
-    ``operation``), ``violations`` (``policy``, ``level``, ``urn``, ``message``,
-    ``remediation``, ``location``), ``notes``, ``logs``, ``summary`` and ``timings``
-    (seconds per step, see :attr:`PreviewResult.timings`)."""
+    ``operation``; the stack first, then by URN), ``violations`` (``policy``, ``level``,
+    ``urn``, ``message``, ``remediation``, ``location``; by level, policy and URN), ``outputs``
+    (the stack outputs), ``programOutput`` (``stdout``, ``stderr``, ``truncated``), ``notes``,
+    ``logs`` and ``summary``. Deterministic: the same preview gives the same bytes (timings are
+    not part of it)."""
     resources = [
         {
             "urn": stack_urn(result.project.name, result.stack),
@@ -113,7 +157,7 @@ def to_json(result: PreviewResult) -> dict[str, Any]:
     ]
     violations = []
     for v in result.violations:
-        path, line = location(result, v.urn)
+        path, line = location(result, v.urn, v.where)
         violations.append(
             {
                 "policy": v.policy,
@@ -122,6 +166,7 @@ def to_json(result: PreviewResult) -> dict[str, Any]:
                 "message": v.message,
                 "remediation": v.remediation,
                 "location": {"path": path, "line": line},
+                "callStack": [{"path": p, "line": n} for p, n in call_stack(result, v.urn)],
             }
         )
     return {
@@ -130,16 +175,31 @@ def to_json(result: PreviewResult) -> dict[str, Any]:
         "policyPack": {"name": result.pack_name, "version": result.pack_version},
         "resources": resources,
         "violations": violations,
+        "notChecked": [
+            {
+                "policy": n.policy,
+                "urn": n.urn,
+                "reason": n.reason,
+                "location": dict(zip(("path", "line"), location(result, n.urn), strict=True)),
+            }
+            for n in result.not_checked
+        ],
+        "outputs": display_value(result.outputs),
+        "programOutput": {
+            "stdout": result.program_output.stdout,
+            "stderr": result.program_output.stderr,
+            "truncated": result.program_output.truncated,
+        },
         "notes": result.notes,
         "logs": [{"level": level, "message": message} for level, message in result.logs],
         "summary": summary(result),
-        "timings": {key: round(seconds, 4) for key, seconds in result.timings.items()},
     }
 
 
-def render_json(result: PreviewResult) -> str:
-    """:func:`to_json` as indented JSON text."""
-    return json.dumps(to_json(result), indent=2) + "\n"
+def render_json(result: PreviewResult | None, error: str | None = None) -> str:
+    """:func:`to_json` (or :func:`error_json` when ``error`` is given) as indented JSON text."""
+    report = error_json(error, result) if error is not None else to_json(result)  # type: ignore[arg-type]
+    return json.dumps(report, indent=2) + "\n"
 
 
 _MARKS = {"mandatory": " [red]✗ mandatory[/]", "advisory": " [yellow]! advisory[/]"}
@@ -179,7 +239,7 @@ def _violations(
     colour = "red" if level == "mandatory" else "yellow"
     console.print(f"\n[bold {colour}]{level.capitalize()} violations ({len(items)})[/]")
     for v in items:
-        path, line = location(result, v.urn)
+        path, line = location(result, v.urn, v.where)
         console.print(
             f"  [bold]{escape(v.policy)}[/]  {escape(resource_label(result, v.urn))}"
             f"  [dim]{escape(path)}:{line}[/]"
@@ -206,6 +266,31 @@ def render_text(result: PreviewResult, console: Console) -> None:
     for level, message in result.logs:
         if level in ("warning", "error"):
             console.print(f"\n[yellow]program {level}:[/] {escape(message)}")
+    if result.not_checked:
+        console.print(f"\n[bold]Not checked ({len(result.not_checked)})[/]")
+        for n in result.not_checked:
+            path, line = location(result, n.urn)
+            console.print(f"  [bold]{escape(n.policy)}[/]  [dim]{escape(path)}:{line}[/]")
+            console.print(f"    {escape(n.reason)}")
     for note in result.notes:
         console.print(f"\n[dim]note: {escape(note)}[/]")
+    render_program_output(result, console)
+    if result.outputs:
+        console.print("\nOutputs:")
+        for name, value in display_value(result.outputs).items():
+            console.print(f"    {escape(name)}: {escape(json.dumps(value))}")
     console.print(f"\n{summary_line(result)}")
+
+
+def render_program_output(result: PreviewResult, console: Console) -> None:
+    """The program's own stdout and stderr, indented under a heading (nothing if it printed
+    nothing)."""
+    output = result.program_output
+    for name, text in (("stdout", output.stdout), ("stderr", output.stderr)):
+        if not text.strip():
+            continue
+        console.print(f"\n[dim]program {name}:[/]")
+        for line in text.rstrip("\n").splitlines():
+            console.print(f"    {escape(line)}", markup=True)
+    if output.truncated:
+        console.print("    [dim](program output cut at 1 MiB)[/]")

@@ -5,11 +5,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from pushguard.preview.engine import ResourceRecord
+from pushguard.preview.isolation import ProgramOutput
 from pushguard.preview.project import PulumiProject
 
 STACK_TYPE = "pulumi:pulumi:Stack"
+LEVEL_ORDER = {"mandatory": 0, "advisory": 1}
+"""Report order of enforcement levels."""
 
 
 def stack_urn(project: str, stack: str) -> str:
@@ -19,8 +23,18 @@ def stack_urn(project: str, stack: str) -> str:
 
 
 class PreviewError(RuntimeError):
-    """The preview could not run (bad usage, missing config, the program raised, the pack
-    failed); the message says which and why. The CLI exits 2."""
+    """The preview could not run (bad usage, missing config, the program raised or ended, the
+    pack failed); the message says which and why. The CLI exits 2 and still writes the report.
+
+    ``result`` holds what was known when it failed (project, stack, the program's output,
+    findings of a ``PushSubscription`` refusal), or ``None`` before the project was read;
+    ``debug`` is the program's traceback, shown with ``--debug``.
+    """
+
+    def __init__(self, message: str, result: PreviewResult | None = None, debug: str = "") -> None:
+        super().__init__(message)
+        self.result = result
+        self.debug = debug
 
 
 @dataclass(frozen=True)
@@ -47,6 +61,19 @@ class Violation:
     urn: str
     message: str
     remediation: str = ""
+    where: str | None = None
+    """``path:line`` (relative to the project folder) when the finding has no registered
+    resource to point at: a ``PushSubscription`` that refused its inputs."""
+
+
+@dataclass(frozen=True)
+class NotChecked:
+    """A policy that could not check a subscription for want of configuration: ``reason`` says
+    why and which policy-config setting lets it decide (the pack's ``not_applicable`` answer)."""
+
+    policy: str
+    urn: str
+    reason: str
 
 
 @dataclass
@@ -62,6 +89,15 @@ class PreviewResult:
     policies: dict[str, PolicyMeta] = field(default_factory=dict)
     logs: list[tuple[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    not_checked: list[NotChecked] = field(default_factory=list)
+    """What was not checked and how to enable it, by policy and URN."""
+    outputs: dict[str, Any] = field(default_factory=dict)
+    """The stack outputs (``pulumi.export``), wire form."""
+    call_stacks: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    """URN -> the program's frames when the resource was constructed (``(path, line)``,
+    outermost first), for findings on resources made in a helper or a loop."""
+    program_output: ProgramOutput = field(default_factory=ProgramOutput)
+    """What the program printed to its stdout and stderr."""
     timings: dict[str, float] = field(default_factory=dict)
     """Seconds: ``program``; ``pack_start`` and ``configure`` (in the pack's thread, alongside
     the program); ``analyze`` (the wait for ``Analyze`` answers after the program);

@@ -14,6 +14,7 @@ discovery in :mod:`pushguard.preview.pack`, the streaming analysis in
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,11 +23,23 @@ import grpc
 
 from pushguard.policy.config_file import PolicyConfigError, load_policy_config
 from pushguard.preview.analyzer import Diagnostic, PackStartError, PolicyPackProcess
-from pushguard.preview.mocks import PLACEHOLDER_PROJECT_NUMBER, GcpMocks
+from pushguard.preview.isolation import (
+    DEFAULT_TIMEOUT,
+    IsolatedRun,
+    ProgramEndedError,
+    run_isolated,
+)
+from pushguard.preview.mocks import PLACEHOLDER_PROJECT_NUMBER
 from pushguard.preview.pack import pack_python, resolve_pack_dir
-from pushguard.preview.program import ProgramFailure, run_project_program
-from pushguard.preview.result import PreviewError, PreviewResult
-from pushguard.preview.stacks import PROJECT_NUMBERS_KEY, load_stack, project_numbers
+from pushguard.preview.program import ProgramFailure
+from pushguard.preview.result import (
+    LEVEL_ORDER,
+    NotChecked,
+    PreviewError,
+    PreviewResult,
+    Violation,
+)
+from pushguard.preview.stacks import load_stack, project_numbers
 from pushguard.preview.streaming import (
     AnalyzerRequests,
     StreamingAnalysis,
@@ -34,60 +47,126 @@ from pushguard.preview.streaming import (
     to_violation,
 )
 
+COMPONENT_TYPE = "pushguard:index:PushSubscription"
+_RULE_TAG = re.compile(r"\s*\[(?P<rule>[a-z0-9-]+)\]$")
+
 
 @dataclass(frozen=True)
 class PreviewOptions:
     """``program_dir``: a folder at or under a Pulumi project (default: the current folder);
     ``stack``: default the only stack with a config file; ``policy_pack``: a pack folder
-    (default pushguard's own); ``policy_config``: a policy config JSON file."""
+    (default pushguard's own); ``policy_config``: a policy config JSON file; ``timeout``:
+    seconds the program may run."""
 
     program_dir: Path | None = None
     stack: str | None = None
     policy_pack: Path | None = None
     policy_config: Path | None = None
+    timeout: float = DEFAULT_TIMEOUT
 
 
 def run_preview(options: PreviewOptions) -> PreviewResult:
     """Run the preview. Returns the result (whose :attr:`PreviewResult.exit_code` is 0 or 1).
 
+    The program runs in a child process (:mod:`pushguard.preview.isolation`); the result lists
+    resources by URN and violations by level, policy and URN, so the same input gives the same
+    report.
+
     Raises:
         PreviewError: the project, stack config, policy config or pack cannot be used, or the
-            program raised (the message names the innermost error and the program's line).
+            program did not finish normally (it raised, called ``sys.exit``, exited or was
+            killed); ``PreviewError.result`` then holds what was known (for the report).
     """
     started = time.perf_counter()
     project, stack, config, secrets = load_stack(options.program_dir, options.stack)
+    result = PreviewResult(project=project, stack=stack, resources=[], violations=[])
     try:
         file_config = load_policy_config(options.policy_config) if options.policy_config else {}
     except PolicyConfigError as error:
-        raise PreviewError(str(error)) from None
+        raise PreviewError(str(error), result) from None
     pack_dir = resolve_pack_dir(options.policy_pack)
     python = pack_python(pack_dir)
 
-    mocks = GcpMocks(
-        project=config.get("gcp:project"),
-        region=config.get("gcp:region"),
-        project_numbers=project_numbers(config, file_config),
-    )
+    mocks = {
+        "project": config.get("gcp:project"),
+        "region": config.get("gcp:region"),
+        "project_numbers": project_numbers(config, file_config),
+    }
     pack = PolicyPackProcess(pack_dir, python=python)
     pack.start()  # the pack imports while the program runs, as with the CLI
     try:
         source = str(options.policy_config or "")
-        requests = AnalyzerRequests(project, stack, config)
-        stream = StreamingAnalysis(pack, requests, file_config, source)
-        clock = time.perf_counter()
-        run, failure = run_project_program(
-            project, stack, mocks, config, secrets, on_record=stream.submit
+        stream = StreamingAnalysis(
+            pack, AnalyzerRequests(project, stack, config), file_config, source
         )
+        clock = time.perf_counter()
+        try:
+            run = run_isolated(
+                project,
+                stack,
+                config=config,
+                secret_keys=secrets,
+                mocks=mocks,
+                on_record=stream.submit,
+                timeout=options.timeout,
+            )
+        except ProgramEndedError as ended:
+            stream.stop()
+            result.program_output = ended.output
+            raise PreviewError(str(ended), result) from None
         timings = {"program": time.perf_counter() - clock}
-        result = PreviewResult(project=project, stack=stack, resources=run.records, violations=[])
-        result.logs, result.notes = run.logs, _notes(mocks)
-        diagnostics = _finish(stream, failure, result, timings)
+        _fill(result, run)
+        diagnostics = _finish(stream, run.failure, result, timings)
     finally:
         pack.close()
-    result.violations = [to_violation(d, result.policies) for d in diagnostics]
+    found = [to_violation(d, result.policies) for d in diagnostics]
+    result.violations = _sorted([*result.violations, *found])
     timings["total"] = time.perf_counter() - started
     result.timings = timings
     return result
+
+
+def _fill(result: PreviewResult, run: IsolatedRun) -> None:
+    """What the run says, in a stable order (registrations arrive as the runtime completes
+    them, which varies from run to run)."""
+    result.resources = sorted(run.records, key=lambda r: r.urn)
+    result.logs = sorted(run.logs)
+    result.outputs = dict(sorted(run.outputs.items()))
+    result.program_output = run.output
+    result.call_stacks = run.call_stacks
+    result.notes = _notes(run)
+
+
+def _sorted(violations: list[Violation]) -> list[Violation]:
+    return sorted(
+        violations, key=lambda v: (LEVEL_ORDER.get(v.level, 9), v.policy, v.urn, v.message)
+    )
+
+
+def refusal_violations(result: PreviewResult, failure: ProgramFailure) -> list[Violation]:
+    """The rule violations in a ``PushSubscription`` refusal, as findings of their rules at the
+    line of the program that made the component (``[]`` for any other failure)."""
+    if failure.component is None:
+        return []
+    urn = f"urn:pulumi:{result.stack}::{result.project.name}::{COMPONENT_TYPE}::{failure.component}"
+    found = []
+    for field, message in failure.problems:
+        tag = _RULE_TAG.search(message)
+        if tag is None:
+            continue
+        meta = result.policies.get(tag["rule"])
+        found.append(
+            Violation(
+                policy=tag["rule"],
+                level="mandatory",
+                urn=urn,
+                message=f"PushSubscription {failure.component!r} refused {field}: "
+                f"{message[: tag.start()]}",
+                remediation=meta.remediation if meta else "",
+                where=failure.where,
+            )
+        )
+    return found
 
 
 def _finish(
@@ -96,13 +175,27 @@ def _finish(
     result: PreviewResult,
     timings: dict[str, float],
 ) -> list[Diagnostic]:
-    """Collect the streamed ``Analyze`` answers, then ``AnalyzeStack`` once; fills the pack's
-    metadata into ``result`` and the times into ``timings`` (``analyze``: the wait for the pack
-    after the program finished)."""
+    """Collect the streamed ``Analyze`` answers, then ``AnalyzeStack`` once over the resources
+    in URN order; fills the pack's metadata into ``result`` and the times into ``timings``
+    (``analyze``: the wait for the pack after the program finished).
+
+    A program that failed ends the preview with :class:`PreviewError` once the pack has
+    answered, so the report can still say which rules the refusal of a ``PushSubscription``
+    broke; only a refusal whose every problem is a rule violation is a result (exit 1) instead.
+    """
     where = stream.pack.pack_dir
-    if failure is not None:  # the program's error matters more than any of the pack's
-        stream.stop()
-        raise PreviewError(str(failure))
+    refused: list[Violation] = []
+    if failure is not None:
+        try:  # the pack's metadata, for the remediation of a refusal's findings
+            stream.finish()
+            result.pack_name, result.pack_version = stream.info.name, stream.info.version
+            result.policies = policy_meta(stream.info, stream.resolved)
+        except Exception:  # the program's error matters more than the pack's
+            result.notes.append("the policy pack did not answer either")
+        refused = refusal_violations(result, failure)
+        if not refused or len(refused) < len(failure.problems):
+            result.violations = _sorted(refused)
+            raise PreviewError(str(failure), result, failure.traceback)
     try:
         clock = time.perf_counter()
         diagnostics = stream.finish()
@@ -111,26 +204,55 @@ def _finish(
         result.pack_name, result.pack_version = stream.info.name, stream.info.version
         result.policies = policy_meta(stream.info, stream.resolved)
         clock = time.perf_counter()
-        diagnostics += stream.pack.analyze_stack(stream.per_stack)
+        root, *rest = stream.per_stack
+        diagnostics += stream.pack.analyze_stack([root, *sorted(rest, key=lambda r: r.urn)])
+        result.not_checked = not_checked(stream.pack.not_applicable)
         timings["analyze_stack"] = time.perf_counter() - clock
     except PackStartError as error:
-        raise PreviewError(f"the policy pack {where} did not start: {error}") from None
+        raise PreviewError(f"the policy pack {where} did not start: {error}", result) from None
     except PolicyConfigError as error:
-        raise PreviewError(str(error)) from None
+        raise PreviewError(str(error), result) from None
     except grpc.RpcError as error:
         detail = error.details() if hasattr(error, "details") else str(error)
-        raise PreviewError(f"the policy pack {where} failed: {detail}") from None
+        raise PreviewError(f"the policy pack {where} failed: {detail}", result) from None
+    if failure is not None:
+        result.notes.append(
+            f"the program stopped at PushSubscription {failure.component!r} (its inputs break "
+            "mandatory rules): resources declared after it were not previewed"
+        )
+        result.violations = refused
     return diagnostics
 
 
-def _notes(mocks: GcpMocks) -> list[str]:
+_TRAILING_URN = re.compile(r"\s*\[(?P<urn>urn:pulumi:[^\]]+)\]$")
+
+
+def not_checked(entries: list[tuple[str, str]]) -> list[NotChecked]:
+    """The pack's ``not_applicable`` answers as :class:`NotChecked`, by policy and URN (a
+    reason that ends with ``[URN]`` is about that resource)."""
+    found = []
+    for policy, reason in entries:
+        tail = _TRAILING_URN.search(reason)
+        urn = tail["urn"] if tail else ""
+        text = reason[: tail.start()] if tail else reason
+        found.append(NotChecked(policy, urn, text))
+    return sorted(set(found), key=lambda n: (n.policy, n.urn, n.reason))
+
+
+def _notes(run: IsolatedRun) -> list[str]:
     notes = [
         f"getProject answered project {project!r} with the placeholder number "
-        f"{PLACEHOLDER_PROJECT_NUMBER}; set {PROJECT_NUMBERS_KEY} in the stack config"
-        for project in sorted(mocks.placeholder_projects)
+        f"{PLACEHOLDER_PROJECT_NUMBER}; set projectNumbers in the policy config (under the "
+        "policies that read it), which the pack reads too"
+        for project in sorted(run.placeholder_projects)
     ]
     notes += [
         f"provider function {token} answered with its own arguments (no cloud calls offline)"
-        for token in sorted(mocks.echoed_calls)
+        for token in sorted(run.echoed_calls)
+    ]
+    notes += [
+        f"provider function {token} cannot be answered offline: its result is unknown at "
+        "preview (as a value known only after the stack is deployed)"
+        for token in sorted(run.unknown_calls)
     ]
     return notes

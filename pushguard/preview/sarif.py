@@ -18,8 +18,8 @@ import json
 from typing import Any
 
 from pushguard import __version__
-from pushguard.preview.report import location, resource_label
-from pushguard.preview.result import PolicyMeta, PreviewResult
+from pushguard.preview.report import call_stack, location, resource_label
+from pushguard.preview.result import NotChecked, PolicyMeta, PreviewResult
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/pushguard/pushguard"
@@ -51,13 +51,31 @@ def _rule(meta: PolicyMeta) -> dict[str, Any]:
     return rule
 
 
-def to_sarif(result: PreviewResult) -> dict[str, Any]:
-    """The SARIF log (a JSON-ready dict) of ``result``."""
+def error_sarif(message: str, result: PreviewResult | None) -> dict[str, Any]:
+    """The SARIF log of a preview that failed (exit 2): what :func:`to_sarif` knows of
+    ``result``, with an invocation marked unsuccessful that carries ``message`` as an error
+    notification (SARIF 2.1.0 section 3.20, ``toolExecutionNotifications``)."""
+    log = to_sarif(result) if result is not None else to_sarif(None)
+    log["runs"][0]["invocations"] = [
+        {
+            "executionSuccessful": False,
+            "exitCode": 2,
+            "toolExecutionNotifications": [{"level": "error", "message": {"text": message}}],
+        }
+    ]
+    return log
+
+
+def to_sarif(result: PreviewResult | None) -> dict[str, Any]:
+    """The SARIF log (a JSON-ready dict) of ``result`` (``None``: a run that found nothing
+    because it could not start)."""
+    if result is None:
+        return _log([], [], "pushguard-preview/")
     rules = [_rule(meta) for meta in result.policies.values()]
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     results = []
     for v in result.violations:
-        path, line = location(result, v.urn)
+        path, line = location(result, v.urn, v.where)
         fingerprint = hashlib.sha256(
             "\0".join((v.policy, v.urn or result.stack, v.message)).encode()
         ).hexdigest()
@@ -82,9 +100,50 @@ def to_sarif(result: PreviewResult) -> dict[str, Any]:
             ],
             "partialFingerprints": {"pushguardFinding/v1": fingerprint},
         }
+        related = [
+            {
+                "id": n,
+                "physicalLocation": {
+                    "artifactLocation": {"uri": frame_path},
+                    "region": {"startLine": max(frame_line, 1)},
+                },
+                "message": {"text": "called from" if n else "outermost call"},
+            }
+            for n, (frame_path, frame_line) in enumerate(call_stack(result, v.urn))
+        ]
+        if related:
+            entry["relatedLocations"] = related
         if v.policy in index:
             entry["ruleIndex"] = index[v.policy]
         results.append(entry)
+    category = f"pushguard-preview/{result.project.name}/{result.stack}/"
+    log = _log(rules, results, category)
+    invocation: dict[str, Any] = {"executionSuccessful": True, "exitCode": result.exit_code}
+    notes = [_not_checked(result, n, index) for n in result.not_checked]
+    if notes:
+        invocation["toolConfigurationNotifications"] = notes
+    log["runs"][0]["invocations"] = [invocation]
+    return log
+
+
+def _not_checked(result: PreviewResult, item: NotChecked, index: dict[str, int]) -> dict[str, Any]:
+    """A rule that could not check a subscription, as a configuration notification (SARIF
+    2.1.0 section 3.20.22) on the subscription's line."""
+    path, line = location(result, item.urn)
+    note: dict[str, Any] = {
+        "level": "note",
+        "message": {"text": f"{resource_label(result, item.urn)}: {item.reason}"},
+        "locations": [
+            {"physicalLocation": {"artifactLocation": {"uri": path}, "region": {"startLine": line}}}
+        ],
+        "associatedRule": {"id": item.policy},
+    }
+    if item.policy in index:
+        note["associatedRule"]["index"] = index[item.policy]
+    return note
+
+
+def _log(rules: list[Any], results: list[Any], category: str) -> dict[str, Any]:
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
@@ -99,15 +158,14 @@ def to_sarif(result: PreviewResult) -> dict[str, Any]:
                         "rules": rules,
                     }
                 },
-                "automationDetails": {
-                    "id": f"pushguard-preview/{result.project.name}/{result.stack}/"
-                },
+                "automationDetails": {"id": category},
                 "results": results,
             }
         ],
     }
 
 
-def render_sarif(result: PreviewResult) -> str:
-    """:func:`to_sarif` as indented JSON text."""
-    return json.dumps(to_sarif(result), indent=2) + "\n"
+def render_sarif(result: PreviewResult | None, error: str | None = None) -> str:
+    """:func:`to_sarif` (or :func:`error_sarif` when ``error`` is given) as indented JSON."""
+    log = error_sarif(error, result) if error is not None else to_sarif(result)
+    return json.dumps(log, indent=2) + "\n"

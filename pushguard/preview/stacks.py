@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -24,15 +25,44 @@ PROJECT_NUMBERS_KEY = "pushguard:projectNumbers"
 """Stack config key (a map of project ID to number) that ``getProject`` answers from."""
 
 
-def choose_stack(project: PulumiProject, stack: str | None) -> str:
-    """``stack``, else ``$PULUMI_STACK``, else the project's only stack config file.
+_NAME_PART = re.compile(r"[A-Za-z0-9_.-]+")
+"""What a stack, project or organization name may contain, as for the Pulumi CLI."""
+
+
+def short_stack_name(project: PulumiProject, name: str) -> str:
+    """The stack ``name`` selects: ``STACK``, ``ORG/STACK`` or ``ORG/PROJECT/STACK`` (the fully
+    qualified form ``pulumi/actions`` and the Pulumi Cloud use) all select ``STACK``, whose
+    config is ``Pulumi.STACK.yaml`` and whose name is in the URNs, as Pulumi's.
 
     Raises:
-        PreviewError: several stacks and none chosen, or none at all.
+        PreviewError: ``name`` is none of those forms, or names another project than ``project``.
+    """
+    parts = name.split("/")
+    if len(parts) > 3 or not all(_NAME_PART.fullmatch(part) for part in parts):
+        raise PreviewError(
+            f"stack name {name!r} is not STACK, ORG/STACK or ORG/PROJECT/STACK (each part "
+            "letters, digits, '-', '_' or '.')"
+        )
+    if len(parts) == 3 and parts[1] != project.name:
+        raise PreviewError(
+            f"stack {name!r} is of project {parts[1]!r}, but the project in {project.root} is "
+            f"{project.name!r} (its Pulumi.yaml)"
+        )
+    return parts[-1]
+
+
+def choose_stack(project: PulumiProject, stack: str | None) -> str:
+    """``stack``, else ``$PULUMI_STACK``, else the project's only stack config file; a fully
+    qualified name (``ORG/PROJECT/STACK``, ``ORG/STACK``) is shortened to the stack's own name
+    (:func:`short_stack_name`).
+
+    Raises:
+        PreviewError: several stacks and none chosen, or none at all; a name that is not a stack
+            name or is of another project.
     """
     chosen = stack or os.environ.get("PULUMI_STACK")
     if chosen:
-        return chosen
+        return short_stack_name(project, chosen)
     stacks = project.stacks()
     if len(stacks) == 1:
         return stacks[0]

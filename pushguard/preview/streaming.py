@@ -12,12 +12,15 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from pushguard.policy.config_file import PolicyConfig
+from pushguard.policy.config_file import PolicyConfig, rule_config
 from pushguard.preview.analyzer import AnalyzerResource, Diagnostic, PolicyPackProcess
 from pushguard.preview.engine import ResourceRecord
 from pushguard.preview.project import PulumiProject
 from pushguard.preview.result import STACK_TYPE, PolicyMeta, Violation, stack_urn
 from pushguard.preview.stacks import provider_config
+
+PUSHGUARD_PACK = "pushguard"
+"""The name pushguard's own pack reports; its settings are checked before any analysis."""
 
 
 class AnalyzerRequests:
@@ -90,6 +93,9 @@ class StreamingAnalysis:
             clock = time.perf_counter()
             self.info = self.pack.info()
             self.resolved = self.pack.configure(self.config, source=self.source)
+            if self.info.name == PUSHGUARD_PACK:
+                # The settings the pack would refuse on every subscription: refuse them once.
+                rule_config(self.resolved, self.source)
             self.timings["configure"] = time.perf_counter() - clock
             ready = True
             self._send(self.requests.root)

@@ -23,7 +23,7 @@ from pushguard.rules import (
     push_vpcsc_default_url,
 )
 from pushguard.rules.base import EnforcementLevel, Finding, Result, Rule, Status, evaluate_rules
-from pushguard.rules.facts import IamGrant, InvokerTarget, SubscriptionFacts
+from pushguard.rules.facts import IamBinding, IamGrant, InvokerTarget, SubscriptionFacts
 
 RULES: tuple[Rule, ...] = (
     push_endpoint_https.RULE,
@@ -67,6 +67,7 @@ __all__ = [
     "RULES_BY_ID",
     "EnforcementLevel",
     "Finding",
+    "IamBinding",
     "IamGrant",
     "InvokerTarget",
     "Result",

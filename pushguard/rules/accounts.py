@@ -43,6 +43,13 @@ def pubsub_service_agent_email(project_number: str) -> str:
     return service_agent_email(project_number, "pubsub")
 
 
+def is_pubsub_service_agent(email: str) -> bool:
+    """True for the e-mail of a Pub/Sub service agent of any project
+    (``service-PROJECT_NUMBER@gcp-sa-pubsub.iam.gserviceaccount.com``, compared normalised)."""
+    local, at, domain = normalise_email(email).rpartition("@")
+    return bool(at) and domain == f"gcp-sa-pubsub{SA_DOMAIN}" and bool(_SERVICE_AGENT.match(local))
+
+
 def member(email: str) -> str:
     """The IAM member of a service account: ``serviceAccount:EMAIL``."""
     return f"serviceAccount:{email}"

@@ -48,6 +48,23 @@ class IamGrant(_Frozen):
     condition: str | None = None
 
 
+class IamBinding(_Frozen):
+    """An authoritative binding as a deployment declares it: Pulumi's ``*IAMBinding``, or one
+    binding in the ``policyData`` of a ``*IAMPolicy``. Applying it makes ``members`` the *only*
+    members of ``role`` on ``resource`` (for its ``condition``): a member it does not list loses
+    the role there (https://www.pulumi.com/registry/packages/gcp/api-docs/projects/iambinding/).
+
+    Its members are also listed as :class:`IamGrant` objects where grants are collected; this
+    model adds what a grant cannot say: who would lose the role. ``resource`` and ``condition`` are
+    spelled as for :class:`IamGrant`.
+    """
+
+    role: str
+    members: tuple[str, ...] = ()
+    resource: str = ""
+    condition: str | None = None
+
+
 class TargetKind(StrEnum):
     """What serves the push endpoint, which decides the invoker binding
     (:data:`pushguard.rules.iam.INVOKER`). The component's ``target.kind`` input, the pack's and
@@ -114,6 +131,11 @@ class SubscriptionFacts(_Frozen):
     push_auth_account_grants: tuple[IamGrant, ...] | None = None
     """Grants effective on the push-auth account: on the account itself and inherited from its
     project, folders and organization. ``None``: not collected."""
+    push_auth_account_bindings: tuple[IamBinding, ...] | None = None
+    """Authoritative bindings a deployment declares on the push-auth account or its project, which
+    would replace the members of their role there when applied (the pack reads them from the
+    stack). ``None``: not collected (the component declares none; the audit reads policies as they
+    are, with nothing to apply)."""
     token_creator_known_granted: bool = False
     """The service agent's token-creator grant is known to exist outside what was collected
     (policy config ``tokenCreatorGrantedProjects``)."""

@@ -91,6 +91,12 @@ def normalise_member(member: str) -> str:
     return f"{canonical.get(kind.lower(), kind)}:{rest.lower()}"
 
 
+def member_email(member: str) -> str | None:
+    """The e-mail of a ``serviceAccount:`` member, normalised; ``None`` for any other member."""
+    kind, sep, email = normalise_member(member).partition(":")
+    return email if sep and kind == "serviceAccount" else None
+
+
 def is_broad_member(member: str) -> bool:
     """True for members that stand for many identities: ``allUsers``, ``allAuthenticatedUsers``,
     ``domain:...`` and workforce/workload ``principalSet://...``."""

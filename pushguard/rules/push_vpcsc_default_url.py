@@ -10,6 +10,11 @@ push subscriptions keep delivering but are not protected by the perimeter and ca
 case normalisation, so lookalikes such as ``x.a.run.app.evil.example`` or ``evilrun.app`` fail.
 An endpoint not known yet (at preview) that is computed from a Cloud Run service in the same
 deployment is presumed to be its default URL (``uri``); the real value is checked once known.
+An endpoint served by a 1st-gen Cloud Function (the target the component is given, or the function
+in the same deployment the endpoint is computed from) fails even before its URL is known: a 1st-gen
+function has only its ``https://REGION-PROJECT.cloudfunctions.net/NAME`` URL (``httpsTrigger.url``,
+https://cloud.google.com/functions/docs/calling/http). A 2nd-gen function is a Cloud Run service
+with a ``run.app`` URL too, so its endpoint is checked once known.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from collections.abc import Iterator
 
 from pushguard.rules.base import EnforcementLevel, Result, Rule
 from pushguard.rules.endpoint import EndpointError, cloud_run_default_url_form, parse_endpoint
-from pushguard.rules.facts import SubscriptionFacts
+from pushguard.rules.facts import SubscriptionFacts, TargetKind
 
 
 def check(facts: SubscriptionFacts) -> Iterator[Result]:
@@ -32,6 +37,20 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
         )
         return
     if not facts.in_service_perimeter:
+        return
+    endpoint_known = bool(facts.push_endpoint) and "push_endpoint" not in facts.unknown
+    target = facts.invoker_target
+    if not endpoint_known and target is not None and target.kind is TargetKind.CLOUD_FUNCTION_V1:
+        name = f" {target.name!r}" if target.name else ""
+        yield Result.violation(
+            f"The project is inside a VPC Service Controls perimeter, where push endpoints must be "
+            f"Cloud Run default URLs (*.a.run.app or SERVICE-PROJECT_NUMBER.REGION.run.app); the "
+            f"endpoint is served by the 1st-gen Cloud Function{name}, whose only URL is "
+            "REGION-PROJECT.cloudfunctions.net, which does not work there.",
+            "push_endpoint",
+            target_kind=target.kind.value,
+            target=target.name,
+        )
         return
     if "push_endpoint" in facts.unknown:
         yield Result.unknown("the push endpoint is not known yet", "push_endpoint")
@@ -71,7 +90,8 @@ RULE = Rule(
     remediation=(
         "Use the Cloud Run service's default URL (its `uri` output, *.a.run.app or "
         "SERVICE-PROJECT_NUMBER.REGION.run.app) as the push endpoint, not a custom domain, load "
-        "balancer or cloudfunctions.net URL. Keep the default URL enabled on the service."
+        "balancer or cloudfunctions.net URL (a 1st-gen Cloud Function has no other: move it to "
+        "2nd gen and use its run.app URL). Keep the default URL enabled on the service."
     ),
     check=check,
 )

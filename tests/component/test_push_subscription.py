@@ -210,10 +210,39 @@ def test_perimeter_default_url_replaces_on_push_config_change() -> None:
     assert autonamed.delete_before_replace is False, "a new auto-name is created before delete"
 
 
+FUNCTION_V1 = {"kind": "cloud-function-v1", "name": "orders", "location": "europe-west1"}
+
+
+@pytest.mark.parametrize("endpoint", [unknown_output, lambda: pulumi.Output.from_input(
+    "https://europe-west1-acme-orders.cloudfunctions.net/orders")], ids=["unknown", "known-output"])
+def test_perimeter_refuses_a_1st_gen_function_target_before_its_url_is_known(endpoint) -> None:
+    """A 1st-gen function is served only at cloudfunctions.net, which a perimeter refuses: the plain
+    inputs decide it, so nothing is registered, even at preview when the URL is not known yet."""
+    graph, error = run_failing(lambda: PushSubscription("orders", args(
+        in_service_perimeter=True, target=FUNCTION_V1, push_endpoint=endpoint())))
+    assert isinstance(error, PushSubscriptionInputError), error
+    problems = dict(error.problems)
+    assert "push-vpcsc-default-url" in problems["push_endpoint"]
+    assert "1st-gen Cloud Function" in problems["push_endpoint"]
+    assert graph.records == [], "nothing may be registered for bad inputs"
+
+
+def test_perimeter_accepts_a_2nd_gen_function_by_its_run_app_url() -> None:
+    target = {"kind": "cloud-function-v2", "name": "orders", "location": "europe-west1"}
+    graph = run(program(in_service_perimeter=True, target=target))
+    assert graph.one(SUB).replace_on_changes == ("pushConfig",)
+    pending = run(lambda: PushSubscription("orders", args(
+        in_service_perimeter=True, target=target, push_endpoint=unknown_output())))
+    assert pending.by_type(SUB), "a 2nd-gen function's run.app URL may work: checked when known"
+
+
 BAD_INPUTS = [
     ({"push_endpoint": "http://orders.example.com/push"}, "push_endpoint", "push-endpoint-https"),
     ({"push_endpoint": "https://orders-3kq2x7ab9c-ew.a.run.app@evil.example/"}, "push_endpoint", "userinfo"),
     ({"push_endpoint": "https://orders.example.com/", "in_service_perimeter": True},
+     "push_endpoint", "push-vpcsc-default-url"),
+    ({"push_endpoint": "https://europe-west1-acme-orders.cloudfunctions.net/orders", "in_service_perimeter": True,
+      "target": {"kind": "cloud-function-v1", "name": "orders", "location": "europe-west1"}},
      "push_endpoint", "push-vpcsc-default-url"),
     ({"push_auth_service_account_email": "push@acme-shared.iam.gserviceaccount.com"},
      "push_auth_service_account_email", "push-sa-same-project"),

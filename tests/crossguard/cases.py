@@ -4,6 +4,7 @@ pack settings given to every policy."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,11 @@ ACCOUNT_URN = urn("gcp:serviceaccount/account:Account", "orders-push")
 RUN_URN = urn("gcp:cloudrunv2/service:Service", "orders")
 TOPIC_URN = urn("gcp:pubsub/topic:Topic", "orders-dlq")
 SUB_URN = urn("gcp:pubsub/subscription:Subscription", "orders")
+FUNCTION_URN = urn("gcp:cloudfunctions/function:Function", "orders")
+TOKEN_CREATOR = "roles/iam.serviceAccountTokenCreator"
+PUSHER = f"serviceAccount:{PUSH_SA}"
+SELF_GRANT = ("push-auth service account itself", PUSH_SA, "should go to the Pub/Sub service agent")
+REMOVES_AGENT = ("authoritative", "would remove the Pub/Sub service agent's token-creator grant")
 
 
 @dataclass(frozen=True)
@@ -28,14 +34,17 @@ class Case:
     name: str
     resources: tuple[AnalyzerResource, ...]
     settings: dict[str, Any] = field(default_factory=dict)
+    message: tuple[str, ...] = ()
+    """Texts each violation of a ``fail`` case must contain (what the user reads)."""
 
     @property
     def id(self) -> str:
         return f"{self.policy}:{self.expect}:{self.name}"
 
 
-def case(policy: str, expect: str, name: str, *resources: AnalyzerResource, **settings: Any) -> Case:
-    return Case(policy, expect, name, resources, settings)
+def case(policy: str, expect: str, name: str, *resources: AnalyzerResource,
+         message: tuple[str, ...] = (), **settings: Any) -> Case:
+    return Case(policy, expect, name, resources, settings, message)
 
 
 def perimeter(*projects: str, services: tuple[str, ...] = ("pubsub.googleapis.com",)) -> AnalyzerResource:
@@ -50,6 +59,31 @@ def unknown_account_sub(**kw: Any) -> AnalyzerResource:
 
 def cloud_run_sub(**kw: Any) -> AnalyzerResource:
     return subscription(pushConfig=push_config(endpoint=UNKNOWN), deps={"pushConfig": (RUN_URN,)}, **kw)
+
+
+def function_v1_sub() -> AnalyzerResource:
+    """A subscription pushing to the URL of the 1st-gen function below (unknown at preview)."""
+    return subscription(pushConfig=push_config(endpoint=UNKNOWN), deps={"pushConfig": (FUNCTION_URN,)})
+
+
+def function_v1() -> AnalyzerResource:
+    return resource("gcp:cloudfunctions/function:Function", "orders", {
+        "name": "orders", "region": "europe-west1", "runtime": "python312", "triggerHttp": True,
+        "httpsTriggerUrl": UNKNOWN})
+
+
+def project_binding(*members: str, role: str = TOKEN_CREATOR) -> AnalyzerResource:
+    """An authoritative project-level binding: it sets every member of ``role`` on the project."""
+    return resource("gcp:projects/iAMBinding:IAMBinding", "token-creators",
+                    {"project": PROJECT, "role": role, "members": list(members)})
+
+
+def project_policy(*members: str) -> AnalyzerResource:
+    """An authoritative project IAM policy that binds token creator."""
+    data = {"bindings": [{"role": TOKEN_CREATOR, "members": list(members)},
+                         {"role": "roles/viewer", "members": ["group:all@example.com"]}]}
+    return resource("gcp:projects/iAMPolicy:IAMPolicy", "project-policy",
+                    {"project": PROJECT, "policyData": json.dumps(data)})
 
 
 def dlq_sub() -> AnalyzerResource:
@@ -121,6 +155,14 @@ CASES: list[Case] = [
          perimeter(f"projects/{NUMBER}", services=("storage.googleapis.com",)), **NUMBERS),
     case("push-vpcsc-default-url", "fail", "lookalike host", subscription(
         pushConfig=push_config("https://x.a.run.app.evil.example/")), perimeterProjects=[PROJECT]),
+    case("push-vpcsc-default-url", "fail", "perimeter, 1st-gen cloudfunctions.net url", subscription(
+        pushConfig=push_config("https://europe-west1-acme-orders.cloudfunctions.net/orders")),
+         perimeterProjects=[PROJECT], message=("cloudfunctions.net/…", "is not one")),
+    case("push-vpcsc-default-url", "fail", "perimeter, url of a 1st-gen function in the stack",
+         function_v1_sub(), function_v1(), perimeterProjects=[PROJECT],
+         message=("1st-gen Cloud Function", "cloudfunctions.net")),
+    case("push-vpcsc-default-url", "pass", "no perimeter, url of a 1st-gen function in the stack",
+         function_v1_sub(), function_v1()),
     # push-no-exactly-once
     case("push-no-exactly-once", "pass", "off", subscription(enableExactlyOnceDelivery=False)),
     case("push-no-exactly-once", "pass", "pull with exactly once",
@@ -153,6 +195,43 @@ CASES: list[Case] = [
     case("push-agent-token-creator", "fail", "grant to another member", subscription(),
          sa_member("tc", f"projects/{PROJECT}/serviceAccounts/{PUSH_SA}",
                    "roles/iam.serviceAccountTokenCreator", "user:dev@example.com"), **NUMBERS),
+    # ... to the push-auth account itself instead of the service agent (no project numbers needed)
+    case("push-agent-token-creator", "fail", "on the account, to the push-auth account itself", subscription(),
+         sa_member("tc", f"projects/{PROJECT}/serviceAccounts/{PUSH_SA}", TOKEN_CREATOR, PUSHER),
+         message=SELF_GRANT),
+    case("push-agent-token-creator", "fail", "on the project, to the push-auth account itself", subscription(),
+         resource("gcp:projects/iAMMember:IAMMember", "tc", {"project": PROJECT, "role": TOKEN_CREATOR,
+                                                             "member": PUSHER}),
+         message=(*SELF_GRANT, f"project:{PROJECT}")),
+    case("push-agent-token-creator", "fail", "to an account created in the stack, itself",
+         unknown_account_sub(), account(),
+         sa_member("tc", UNKNOWN, TOKEN_CREATOR, UNKNOWN,
+                   deps={"serviceAccountId": (ACCOUNT_URN,), "member": (ACCOUNT_URN,)}),
+         message=SELF_GRANT),
+    case("push-agent-token-creator", "fail", "to the push-auth account itself, numbers configured", subscription(),
+         sa_member("tc", f"projects/{PROJECT}/serviceAccounts/{PUSH_SA}", TOKEN_CREATOR, PUSHER),
+         message=("has no roles/iam.serviceAccountTokenCreator", "push-auth service account itself"),
+         **NUMBERS),
+    case("push-agent-token-creator", "pass", "self grant beside the service agent's", subscription(),
+         sa_member("tc", f"projects/{PROJECT}/serviceAccounts/{PUSH_SA}", TOKEN_CREATOR, PUSHER),
+         token_creator()),
+    # authoritative bindings of the role on the project (no project numbers needed)
+    case("push-agent-token-creator", "fail", "project IAMBinding without the service agent", subscription(),
+         project_binding("group:ops@example.com"),
+         message=(*REMOVES_AGENT, f"project:{PROJECT}", "group:ops@example.com")),
+    case("push-agent-token-creator", "fail", "project IAMBinding beside the agent's grant on the account",
+         subscription(), token_creator(), project_binding("group:ops@example.com"),
+         message=REMOVES_AGENT, **NUMBERS),
+    case("push-agent-token-creator", "fail", "project IAMPolicy binding the role without the service agent",
+         subscription(), project_policy("group:ops@example.com"), message=REMOVES_AGENT),
+    case("push-agent-token-creator", "pass", "project IAMBinding that keeps the service agent", subscription(),
+         project_binding("group:ops@example.com", AGENT)),
+    case("push-agent-token-creator", "pass", "project IAMBinding that keeps the service agent, numbers",
+         subscription(), project_binding("group:ops@example.com", AGENT), **NUMBERS),
+    case("push-agent-token-creator", "pass", "project IAMPolicy that keeps the service agent", subscription(),
+         project_policy(AGENT)),
+    case("push-agent-token-creator", "pass", "project IAMBinding of another role", subscription(),
+         token_creator(), project_binding("group:ops@example.com", role="roles/viewer"), **NUMBERS),
     # push-invoker-binding
     case("push-invoker-binding", "pass", "binding on the deterministic url's service",
          subscription(pushConfig=push_config(DETERMINISTIC)), run_invoker()),

@@ -42,6 +42,8 @@ def test_case(pack: PolicyPackProcess, case: Case) -> None:
         rule = next(r for r in RULES if r.id == case.policy)
         assert {d.level for d in hits} == {rule.default_level.value}
         assert {d.urn for d in hits} <= {"", case.resources[0].urn}
+        for text in case.message:
+            assert all(text in d.message for d in hits), (text, hits)
     else:
         assert hits == [], hits
     assert all(d.message for d in diagnostics)

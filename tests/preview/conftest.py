@@ -43,9 +43,14 @@ def make_project(tmp_path: Path) -> Callable[..., Path]:
     """A Pulumi project in a temporary folder: ``program`` is ``__main__.py``'s text,
     ``stacks`` maps a stack name to its config mapping."""
 
-    def make(program: str, stacks: dict[str, dict[str, Any]] | None = None, **extra: Any) -> Path:
-        folder = tmp_path / "project"
-        folder.mkdir()
+    def make(
+        program: str,
+        stacks: dict[str, dict[str, Any]] | None = None,
+        folder: Path | str = "project",
+        **extra: Any,
+    ) -> Path:
+        folder = tmp_path / folder if isinstance(folder, str) else folder
+        folder.mkdir(exist_ok=True)
         spec = {"name": "team", "runtime": "python", **extra}
         (folder / "Pulumi.yaml").write_text(json.dumps(spec))
         (folder / "__main__.py").write_text(program)

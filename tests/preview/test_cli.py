@@ -150,16 +150,34 @@ def test_program_that_raises_is_exit_2_naming_the_line(preview, make_project) ->
     assert "team:missing" in run.stderr
 
 
-def test_component_input_error_is_exit_2_with_the_components_message(preview, make_project) -> None:
+def test_component_refusing_a_rule_violation_is_a_finding_at_the_users_line(
+    preview, make_project
+) -> None:
     program = (
         "from pushguard.components import PushSubscription\n"
         "PushSubscription('orders', {'topic': 'orders', 'target': {'kind': 'external'},\n"
         "    'push_endpoint': 'http://hooks.example.com/push'})\n"
     )
+    run = preview(str(make_project(program)), "--format", "json")
+    assert run.exit_code == 1, run.stdout + run.stderr
+    report = run.json()
+    (violation,) = report["violations"]
+    assert violation["policy"] == "push-endpoint-https" and violation["level"] == "mandatory"
+    assert "push_endpoint: The push endpoint uses http://" in violation["message"]
+    assert violation["location"]["line"] == 2
+    assert any("stopped at PushSubscription 'orders'" in note for note in report["notes"])
+
+
+def test_component_input_error_is_exit_2_with_the_components_message(preview, make_project) -> None:
+    program = (
+        "from pushguard.components import PushSubscription\n"
+        "PushSubscription('orders', {'topic': 'orders', 'target': {'kind': 'external'},\n"
+        "    'push_endpoint': 'https://hooks.example.com/push', 'ack_deadline_seconds': 5})\n"
+    )
     run = preview(str(make_project(program)))
     assert run.exit_code == 2
     assert "PushSubscriptionInputError" in run.stderr
-    assert "push_endpoint: The push endpoint uses http://" in run.stderr
+    assert "ack_deadline_seconds" in run.stderr
 
 
 def test_program_calling_sys_exit_is_a_failed_run(preview, make_project) -> None:

@@ -13,7 +13,7 @@ import pytest
 from pushguard.preview.engine import run_program
 from pushguard.preview.mocks import PLACEHOLDER_PROJECT_NUMBER, UNKNOWN, GcpMocks
 from pushguard.preview.project import (
-    SECRET_PLACEHOLDER,
+    SECRET_UNKNOWN,
     ProjectError,
     find_project,
     load_project,
@@ -120,8 +120,8 @@ def test_project_defaults_secure_values_and_structured_config(tmp_path: Path) ->
     assert project.entry_point == tmp_path / "app.py"
     config, secrets = load_stack_config(project, "dev")
     assert config["team:region"] == "eu" and config["gcp:project"] == "acme-default"
-    assert config["team:token"] == SECRET_PLACEHOLDER
-    assert json.loads(config["team:hooks"]) == [{"url": "https://x.example", "key": SECRET_PLACEHOLDER}]
+    assert config["team:token"] == SECRET_UNKNOWN, "unknown offline: no key to decrypt it"
+    assert json.loads(config["team:hooks"]) == [{"url": "https://x.example", "key": SECRET_UNKNOWN}]
     assert config["team:count"] == "3"
     assert secrets == {"team:token", "team:hooks"}
     assert "ciphertext" not in json.dumps(config)

@@ -50,8 +50,11 @@ def findings(report: dict) -> set[tuple[str, str, str]]:
         ("pubsub_subscription_pull", 0, set()),
         ("pubsub_subscription_dead_letter", 0, set()),
         ("pubsub_subscription_push_bq", 0, set()),
+        # The example's token-creator grant goes to the push-auth account itself, in an
+        # authoritative project binding: flagged even without project numbers (issue 13).
         ("cloud_run_service_pubsub_patched", 0,
-         {("push-audience-explicit", "advisory", "subscription")}),
+         {("push-audience-explicit", "advisory", "subscription"),
+          ("push-agent-token-creator", "advisory", "subscription")}),
     ],
 )
 def test_examples_preview_with_the_right_findings(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pushguard.rules import IamGrant, InvokerTarget
+from pushguard.rules import IamBinding, IamGrant, InvokerTarget
 
 AGENT = "serviceAccount:service-123456789012@gcp-sa-pubsub.iam.gserviceaccount.com"
 PUSH_SA = "orders-push@acme-orders.iam.gserviceaccount.com"
@@ -28,17 +28,35 @@ class Case:
     expect: str  # "pass" or "fail"
     name: str
     facts: dict[str, Any]
+    message: tuple[str, ...] = ()
+    """Texts every violation of a ``fail`` case must contain (what the user reads)."""
 
     @property
     def id(self) -> str:
         return f"{self.rule}:{self.expect}:{self.name}"
 
 
-def case(rule: str, expect: str, name: str, **facts: Any) -> Case:
-    return Case(rule, expect, name, {**BASE, **facts})
+def case(rule: str, expect: str, name: str, *, message: tuple[str, ...] = (), **facts: Any) -> Case:
+    return Case(rule, expect, name, {**BASE, **facts}, message)
 
 
 TOKEN = IamGrant(role="roles/iam.serviceAccountTokenCreator", member=AGENT, resource="sa")
+SELF_TOKEN = IamGrant(role="roles/iam.serviceAccountTokenCreator", member=f"serviceAccount:{PUSH_SA}",
+                      resource=f"projects/acme-orders/serviceAccounts/{PUSH_SA}")
+NO_NUMBER: dict[str, Any] = {"project_number": None}
+
+
+def binding(*members: str, resource: str = "projects/acme-orders", **facts: Any) -> dict[str, Any]:
+    """Facts with an authoritative binding of token creator (``*IAMBinding``, ``*IAMPolicy``) on
+    ``resource``: the binding, and its members among the grants (with ``facts``' own grants)."""
+    role = "roles/iam.serviceAccountTokenCreator"
+    grants = tuple(IamGrant(role=role, member=m, resource=resource) for m in members)
+    return {**facts,
+            "push_auth_account_grants": (*facts.get("push_auth_account_grants", ()), *grants),
+            "push_auth_account_bindings": (IamBinding(role=role, members=members, resource=resource),)}
+
+
+V1_FUNCTION = InvokerTarget(kind="cloud-function-v1", name="orders")
 INVOKER = IamGrant(role="roles/run.invoker", member=f"serviceAccount:{PUSH_SA}", resource="run")
 
 CASES: list[Case] = [
@@ -111,6 +129,23 @@ CASES: list[Case] = [
          push_endpoint="https://x.orders-3kq2x7ab9c-ew.a.run.app/"),
     case("push-vpcsc-default-url", "fail", "http default url", in_service_perimeter=True,
          push_endpoint="http://orders-3kq2x7ab9c-ew.a.run.app/"),
+    case("push-vpcsc-default-url", "fail", "1st-gen function url with its target",
+         in_service_perimeter=True, invoker_target=V1_FUNCTION,
+         push_endpoint="https://europe-west1-acme-orders.cloudfunctions.net/orders",
+         message=("cloudfunctions.net/…", "is not one")),
+    case("push-vpcsc-default-url", "fail", "endpoint not known yet, 1st-gen function target",
+         in_service_perimeter=True, push_endpoint=None, unknown=frozenset({"push_endpoint"}),
+         invoker_target=V1_FUNCTION, message=("1st-gen Cloud Function", "cloudfunctions.net")),
+    case("push-vpcsc-default-url", "fail", "presumed url of a 1st-gen function in the deployment",
+         in_service_perimeter=True, push_endpoint=None, push_endpoint_source="cloud-function",
+         invoker_target=V1_FUNCTION, message=("1st-gen Cloud Function",)),
+    case("push-vpcsc-default-url", "pass", "presumed uri of a cloud run service", in_service_perimeter=True,
+         push_endpoint=None, push_endpoint_source="cloud-run",
+         invoker_target=InvokerTarget(kind="cloud-run", name="orders")),
+    case("push-vpcsc-default-url", "pass", "1st-gen function target outside a perimeter",
+         push_endpoint=None, unknown=frozenset({"push_endpoint"}), invoker_target=V1_FUNCTION),
+    case("push-vpcsc-default-url", "pass", "default url wins over a stale target kind", in_service_perimeter=True,
+         invoker_target=V1_FUNCTION),
     # push-no-exactly-once
     case("push-no-exactly-once", "pass", "off"),
     case("push-no-exactly-once", "pass", "pull with exactly once", push_endpoint=None,
@@ -130,6 +165,44 @@ CASES: list[Case] = [
         IamGrant(role="roles/iam.serviceAccountTokenCreator", member=AGENT, condition="expires"),)),
     case("push-agent-token-creator", "fail", "owner is not enough", push_auth_account_grants=(
         IamGrant(role="roles/owner", member=AGENT),)),
+    case("push-agent-token-creator", "fail", "granted to the push-auth account itself, no project number",
+         push_auth_account_grants=(SELF_TOKEN,), **NO_NUMBER,
+         message=("push-auth service account itself", PUSH_SA, "should go to the Pub/Sub service agent")),
+    case("push-agent-token-creator", "fail", "granted to the push-auth account itself on its project",
+         push_auth_account_grants=(SELF_TOKEN.model_copy(update={"resource": "projects/acme-orders"}),),
+         **NO_NUMBER, message=("push-auth service account itself", "projects/acme-orders")),
+    case("push-agent-token-creator", "fail", "granted to the push-auth account itself, number known",
+         push_auth_account_grants=(SELF_TOKEN,),
+         message=("has no roles/iam.serviceAccountTokenCreator", "push-auth service account itself")),
+    case("push-agent-token-creator", "pass", "self grant beside a service agent's grant, no number",
+         push_auth_account_grants=(SELF_TOKEN, TOKEN), **NO_NUMBER),
+    case("push-agent-token-creator", "pass", "self grant but granted elsewhere",
+         push_auth_account_grants=(SELF_TOKEN,), token_creator_known_granted=True),
+    case("push-agent-token-creator", "fail", "authoritative project binding without the agent, no number",
+         **binding("user:ops@example.com", **NO_NUMBER),
+         message=("authoritative", "projects/acme-orders", "user:ops@example.com",
+                  "would remove the Pub/Sub service agent's token-creator grant")),
+    case("push-agent-token-creator", "fail", "authoritative binding beside the agent's grant on the account",
+         **binding("user:ops@example.com", push_auth_account_grants=(TOKEN,)),
+         message=("would remove the Pub/Sub service agent's token-creator grant",)),
+    case("push-agent-token-creator", "fail", "authoritative binding with another project's agent",
+         **binding("serviceAccount:service-1@gcp-sa-pubsub.iam.gserviceaccount.com",
+                   push_auth_account_grants=(TOKEN,)),
+         message=("would remove the Pub/Sub service agent's token-creator grant",)),
+    case("push-agent-token-creator", "fail", "authoritative binding even when granted elsewhere",
+         **binding("user:ops@example.com", token_creator_known_granted=True),
+         message=("would remove the Pub/Sub service agent's token-creator grant",)),
+    case("push-agent-token-creator", "fail", "authoritative binding with no member", **binding(**NO_NUMBER),
+         message=("lists no member", "would remove the Pub/Sub service agent's token-creator grant")),
+    case("push-agent-token-creator", "pass", "authoritative binding that keeps the agent",
+         **binding("user:ops@example.com", AGENT)),
+    case("push-agent-token-creator", "pass", "authoritative binding that keeps a service agent, no number",
+         **binding("user:ops@example.com", AGENT, **NO_NUMBER)),
+    case("push-agent-token-creator", "pass", "conditional authoritative binding", push_auth_account_grants=(TOKEN,),
+         push_auth_account_bindings=(IamBinding(role="roles/iam.serviceAccountTokenCreator",
+                                                members=("user:ops@example.com",), condition="expires"),)),
+    case("push-agent-token-creator", "pass", "authoritative binding of another role", push_auth_account_grants=(TOKEN,),
+         push_auth_account_bindings=(IamBinding(role="roles/viewer", members=("user:ops@example.com",)),)),
     # push-invoker-binding
     case("push-invoker-binding", "pass", "run invoker",
          invoker_target=InvokerTarget(kind="cloud-run", name="orders", grants=(INVOKER,))),

@@ -14,6 +14,8 @@ def test_rule_case(case: Case) -> None:
     violations = [r for r in results if r.status is Status.VIOLATION]
     if case.expect == "fail":
         assert violations, f"{case.rule} should fail: {case.name}"
+        for text in case.message:
+            assert any(text in v.message for v in violations), (text, violations)
     else:
         assert not violations, f"{case.rule} should pass: {case.name}: {violations}"
 

@@ -1,0 +1,237 @@
+"""Running a team's program in a child process, so nothing it does can end or fake the preview.
+
+The parent keeps the policy pack and the report; the child (:mod:`pushguard.preview.child`) runs the
+program under the mock runtime and streams each registration back over a pipe of its own. The
+program's stdout and stderr (file descriptors 1 and 2 of the child) go to files the parent reads
+afterwards: they never reach the report stream, and they are kept as the program's output.
+
+Any way the child ends other than finishing the program and saying so (``os._exit`` with any
+status, a signal, an interpreter crash, a time-out) is a :class:`ProgramEndedError`; a program that
+raised, called ``sys.exit`` (any code) or was refused by ``PushSubscription`` finishes normally
+and reports its :class:`~pushguard.preview.program.ProgramFailure`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pushguard.preview.engine import ResourceRecord
+from pushguard.preview.program import ProgramFailure
+from pushguard.preview.project import PulumiProject
+
+DEFAULT_TIMEOUT = 600.0
+"""Seconds a program may run before the preview stops it (``--timeout``)."""
+
+OUTPUT_LIMIT = 1 << 20
+"""Bytes of the program's stdout and of its stderr kept for the report (the rest is cut)."""
+
+
+class ProgramEndedError(RuntimeError):
+    """The child ended before the program finished: the message says how (exit status, signal,
+    time-out) and ``output`` holds what the program printed."""
+
+    def __init__(self, message: str, output: ProgramOutput) -> None:
+        self.output = output
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class ProgramOutput:
+    """What the program wrote to its stdout and stderr (UTF-8, undecodable bytes replaced;
+    ``truncated`` when either went past :data:`OUTPUT_LIMIT`)."""
+
+    stdout: str = ""
+    stderr: str = ""
+    truncated: bool = False
+
+
+@dataclass
+class IsolatedRun:
+    """What the child reported: the registrations in the order they arrived, the program's
+    ``pulumi.log`` messages, its stack outputs (wire form), the mock engine's notes
+    (``placeholder_projects``, ``echoed_calls``, ``unknown_calls``), the failure if the program
+    raised, and its output."""
+
+    records: list[ResourceRecord] = field(default_factory=list)
+    call_stacks: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    """URN -> the program's frames (``(path, line)``, outermost first) when it was constructed."""
+    logs: list[tuple[str, str]] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+    placeholder_projects: list[str] = field(default_factory=list)
+    echoed_calls: list[str] = field(default_factory=list)
+    unknown_calls: list[str] = field(default_factory=list)
+    failure: ProgramFailure | None = None
+    output: ProgramOutput = field(default_factory=ProgramOutput)
+
+
+def _record(body: Mapping[str, Any]) -> ResourceRecord:
+    return ResourceRecord(
+        urn=body["urn"],
+        type=body["type"],
+        name=body["name"],
+        parent=body["parent"],
+        custom=body["custom"],
+        provider=body["provider"],
+        inputs=body["inputs"],
+        dependencies=tuple(body["dependencies"]),
+        property_dependencies={k: tuple(v) for k, v in body["property_dependencies"].items()},
+        replace_on_changes=tuple(body["replace_on_changes"]),
+        delete_before_replace=body["delete_before_replace"],
+        outputs=body["outputs"],
+        source=(str(body["source"][0]), int(body["source"][1])) if body["source"] else None,
+    )
+
+
+def _failure(body: Mapping[str, Any] | None) -> ProgramFailure | None:
+    if body is None:
+        return None
+    problems = tuple((str(f), str(m)) for f, m in body.get("problems", ()))
+    return ProgramFailure(**{**body, "problems": problems})
+
+
+def _read_output(handle: Any) -> tuple[str, bool]:
+    handle.seek(0)
+    data = handle.read(OUTPUT_LIMIT + 1)
+    return data[:OUTPUT_LIMIT].decode("utf-8", errors="replace"), len(data) > OUTPUT_LIMIT
+
+
+def _how_it_ended(returncode: int, timed_out: bool, timeout: float) -> str:
+    if timed_out:
+        return f"the program did not finish within {timeout:g} s and was stopped"
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"the program was killed by {name} before it finished"
+    return (
+        f"the program's process exited with status {returncode} before the program finished "
+        "(os._exit or a crash); nothing it registered can be vouched for"
+    )
+
+
+class _Reader:
+    """Reads the child's messages into ``run``; lines without the nonce are ignored (the
+    program could write to the pipe, but cannot know the nonce)."""
+
+    def __init__(
+        self, nonce: str, run: IsolatedRun, on_record: Callable[[ResourceRecord], None] | None
+    ) -> None:
+        self.nonce, self.run, self.on_record = nonce, run, on_record
+        self.done = False
+        self.crash = ""
+
+    def line(self, line: str) -> None:
+        try:
+            message = json.loads(line)
+        except json.JSONDecodeError:
+            return
+        if not isinstance(message, dict) or message.get("nonce") != self.nonce:
+            return
+        kind, body = message.get("kind"), message.get("body")
+        if kind == "record" and isinstance(body, dict):
+            record = _record(body)
+            self.run.records.append(record)
+            frames = body.get("call_stack") or []
+            self.run.call_stacks[record.urn] = [(str(path), int(line)) for path, line in frames]
+            if self.on_record is not None:
+                self.on_record(record)
+        elif kind == "done" and isinstance(body, dict):
+            self.run.logs = [(str(level), str(text)) for level, text in body["logs"]]
+            self.run.outputs = body.get("outputs") or {}
+            self.run.placeholder_projects = body["placeholder_projects"]
+            self.run.echoed_calls = body["echoed_calls"]
+            self.run.unknown_calls = body["unknown_calls"]
+            self.run.failure = _failure(body["failure"])
+            self.done = True
+        elif kind == "crash":
+            self.crash = str(body)
+
+
+def run_isolated(
+    project: PulumiProject,
+    stack: str,
+    *,
+    config: Mapping[str, str],
+    secret_keys: Iterable[str],
+    mocks: Mapping[str, Any],
+    on_record: Callable[[ResourceRecord], None] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> IsolatedRun:
+    """Run ``project``'s program for ``stack`` in a child process; ``on_record`` sees each
+    registration as it arrives (in this thread). ``mocks`` are :class:`GcpMocks` arguments
+    (``project``, ``region``, ``project_numbers``); ``timeout`` is in seconds.
+
+    Returns the run, with ``failure`` set when the program raised or exited through
+    ``sys.exit``.
+
+    Raises:
+        ProgramEndedError: the child ended any other way before the program finished.
+    """
+    nonce = secrets.token_hex(16)
+    read_fd, write_fd = os.pipe()
+    job = {
+        "nonce": nonce,
+        "channel": write_fd,
+        "project_root": str(project.root),
+        "stack": stack,
+        "config": dict(config),
+        "secret_keys": sorted(secret_keys),
+        "mocks": dict(mocks),
+    }
+    run = IsolatedRun()
+    reader = _Reader(nonce, run, on_record)
+    with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
+        try:
+            child = subprocess.Popen(
+                [sys.executable, "-m", "pushguard.preview.child"],
+                stdin=subprocess.PIPE,
+                stdout=stdout,
+                stderr=stderr,
+                pass_fds=(write_fd,),
+                cwd=project.root,
+            )
+        finally:
+            os.close(write_fd)
+        expired = threading.Event()
+
+        def stop() -> None:
+            expired.set()
+            child.kill()
+
+        timer = threading.Timer(timeout, stop)
+        timer.start()
+        try:
+            assert child.stdin is not None
+            try:
+                child.stdin.write(json.dumps(job).encode())
+                child.stdin.close()
+            except BrokenPipeError:
+                pass  # the child is already gone: its exit status says why
+            with os.fdopen(read_fd, "r", encoding="utf-8", errors="replace") as channel:
+                for line in channel:
+                    reader.line(line)
+            returncode = child.wait()
+        finally:
+            timer.cancel()
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+        out, cut_out = _read_output(stdout)
+        err, cut_err = _read_output(stderr)
+    run.output = ProgramOutput(out, err, cut_out or cut_err)
+    if reader.crash:
+        raise ProgramEndedError(f"pushguard's program runner failed:\n{reader.crash}", run.output)
+    if not reader.done or returncode != 0:
+        raise ProgramEndedError(_how_it_ended(returncode, expired.is_set(), timeout), run.output)
+    return run

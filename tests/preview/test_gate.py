@@ -1,0 +1,249 @@
+"""`pushguard preview` as a gate: it fails closed whatever the program does, machine output always
+parses, the report is always written, and the same input gives the same bytes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pushguard.preview.program import describe_failure
+from tests.preview.conftest import ROOT
+
+CONFIG = str(ROOT / "policy-config.json")
+
+# A raw subscription that breaks a mandatory rule (plain http), registered first.
+VIOLATING = (
+    "import os, signal, sys\n"
+    "import pulumi_gcp as gcp\n"
+    "gcp.pubsub.Subscription('orders', topic='orders', push_config={\n"
+    "    'push_endpoint': 'http://hooks.example.com/push',\n"
+    "    'oidc_token': {'service_account_email': 'p@acme-orders.iam.gserviceaccount.com'}})\n"
+)
+ENDINGS = {
+    "returns": "",
+    "os._exit(0)": "os._exit(0)\n",
+    "os._exit(1)": "os._exit(1)\n",
+    "SIGKILL": "os.kill(os.getpid(), signal.SIGKILL)\n",
+    "SIGTERM": "os.kill(os.getpid(), signal.SIGTERM)\n",
+    "exception": "raise RuntimeError('boom')\n",
+    "sys.exit(0)": "sys.exit(0)\n",
+    "sys.exit(None)": "sys.exit()\n",
+}
+NOISE = {
+    "print": "print('{\"resources\": []}')\n",
+    "fd 1": "os.write(1, b'not json\\n')\n",
+    "fd 2": "os.write(2, b'to stderr\\n')\n",
+    "stdout closed": "sys.stdout.flush(); os.close(1)\n",
+}
+
+
+def _program(noise: list[str], ending: str) -> str:
+    return VIOLATING + "".join(NOISE[n] for n in noise) + ENDINGS[ending]
+
+
+@pytest.mark.parametrize("ending", sorted(ENDINGS))
+def test_no_ending_of_the_program_turns_a_violation_into_exit_0(
+    preview, make_project, tmp_path: Path, ending: str
+) -> None:
+    report = tmp_path / "report.sarif"
+    run = preview(
+        str(make_project(_program(["print", "fd 2"], ending))),
+        "--format",
+        "json",
+        "--output",
+        str(report),
+    )
+    expected = 1 if ending == "returns" else 2
+    assert run.exit_code == expected, run.stdout + run.stderr
+    assert report.is_file(), "the requested report is written on every exit code"
+    written = json.loads(report.read_text())
+    assert written["summary"]["exitCode"] == expected
+    if expected == 2:
+        assert written["error"]["message"]
+    else:
+        assert {v["policy"] for v in written["violations"]} >= {"push-endpoint-https"}
+
+
+@settings(
+    max_examples=8,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    noise=st.lists(st.sampled_from(sorted(NOISE)), max_size=3, unique=True),
+    ending=st.sampled_from(sorted(ENDINGS)),
+    output_format=st.sampled_from(["json", "sarif"]),
+)
+def test_machine_output_always_parses_and_never_passes(
+    preview, make_project, tmp_path_factory: pytest.TempPathFactory, noise, ending, output_format
+) -> None:
+    folder = tmp_path_factory.mktemp("gate")
+    run = preview(str(make_project(_program(noise, ending), folder=folder)), "-f", output_format)
+    assert run.exit_code in (1, 2), run.stderr
+    document = json.loads(run.stdout)  # the program's own prints never reach it
+    if output_format == "sarif":
+        (invocation,) = document["runs"][0]["invocations"]
+        assert invocation["executionSuccessful"] is (run.exit_code != 2)
+    else:
+        assert document["summary"]["exitCode"] == run.exit_code
+
+
+def test_program_output_is_kept_in_the_report_not_on_stdout(preview, make_project) -> None:
+    run = preview(str(make_project(_program(["print", "fd 2"], "returns"))), "-f", "json")
+    report = json.loads(run.stdout)
+    assert report["programOutput"]["stdout"] == '{"resources": []}\n'
+    assert report["programOutput"]["stderr"] == "to stderr\n"
+    text = preview(str(make_project(_program(["print"], "returns"), folder="text")))
+    assert "program stdout:" in text.stdout and '{"resources": []}' in text.stdout
+
+
+def test_hard_exit_is_named_in_the_error(preview, make_project) -> None:
+    run = preview(str(make_project(_program([], "os._exit(0)"))))
+    assert run.exit_code == 2
+    assert "exited with status 0 before the program finished" in run.stderr
+    killed = preview(str(make_project(_program([], "SIGKILL"), folder="killed")))
+    assert killed.exit_code == 2 and "SIGKILL" in killed.stderr
+
+
+def test_a_program_that_hangs_is_stopped(preview, make_project) -> None:
+    run = preview(str(make_project("import time\ntime.sleep(60)\n")), "--timeout", "2")
+    assert run.exit_code == 2 and "did not finish within 2 s" in run.stderr
+
+
+@pytest.mark.parametrize("output_format", ["json", "sarif", "text"])
+def test_three_runs_give_byte_identical_reports(
+    preview, tmp_path: Path, output_format: str
+) -> None:
+    outputs = []
+    for attempt in range(3):
+        path = tmp_path / f"{attempt}.out"
+        run = preview(
+            "--stack", "legacy", "--policy-config", CONFIG, "-f", output_format, "-o", str(path)
+        )
+        assert run.exit_code == 1
+        outputs.append(path.read_bytes())
+    assert outputs[0] == outputs[1] == outputs[2]
+
+
+def test_component_refusal_reaches_sarif_at_the_users_line(
+    preview, make_project, tmp_path: Path
+) -> None:
+    program = (
+        "from pushguard.components import PushSubscription\n"
+        "\n"
+        "PushSubscription('orders', {'topic': 'orders', 'target': {'kind': 'external'},\n"
+        "    'push_endpoint': 'http://hooks.example.com/push'})\n"
+    )
+    sarif = tmp_path / "out.sarif"
+    run = preview(str(make_project(program)), "-f", "sarif", "-o", str(sarif))
+    assert run.exit_code == 1
+    (result,) = json.loads(sarif.read_text())["runs"][0]["results"]
+    assert result["ruleId"] == "push-endpoint-https" and result["level"] == "error"
+    region = result["locations"][0]["physicalLocation"]
+    assert region["region"]["startLine"] == 3
+    assert region["artifactLocation"]["uri"].endswith("__main__.py")
+
+
+def test_failure_text_keeps_the_components_message(tmp_path: Path) -> None:
+    """`raise ... from None` ends the chain: the leftover error it replaced is not reported."""
+
+    def failing() -> None:
+        try:
+            {}["topic"]  # a leftover internal error, handled
+        except KeyError:
+            raise ValueError("push_endpoint: check the spelling") from None
+
+    try:
+        failing()
+    except ValueError as error:
+        failure = describe_failure(error, tmp_path)
+    assert failure.kind == "ValueError"
+    assert failure.message == "push_endpoint: check the spelling"
+
+
+def test_sarif_of_a_failed_run_marks_the_invocation_unsuccessful(
+    preview, make_project, tmp_path: Path
+) -> None:
+    sarif = tmp_path / "out.sarif"
+    run = preview(str(make_project("raise RuntimeError('boom')\n")), "-f", "sarif", "-o", str(sarif))
+    assert run.exit_code == 2
+    (invocation,) = json.loads(sarif.read_text())["runs"][0]["invocations"]
+    assert invocation["executionSuccessful"] is False
+    (note,) = invocation["toolExecutionNotifications"]
+    assert note["level"] == "error" and "boom" in note["message"]["text"]
+
+
+def test_debug_shows_the_programs_traceback(preview, make_project) -> None:
+    folder = make_project("def helper():\n    raise RuntimeError('boom')\nhelper()\n")
+    quiet = preview(str(folder))
+    assert "Traceback" not in quiet.stderr
+    loud = preview(str(folder), "--debug")
+    assert "Traceback" in loud.stderr and "helper()" in loud.stderr
+
+
+def test_short_help_flag(preview) -> None:
+    run = preview("-h")
+    assert run.exit_code == 0 and "--policy-pack" in run.stdout
+
+
+def test_a_resource_made_in_a_helper_keeps_the_users_call_stack(
+    preview, make_project, tmp_path: Path
+) -> None:
+    program = (
+        "import pulumi_gcp as gcp\n"
+        "\n"
+        "def subscribe(name):\n"
+        "    return gcp.pubsub.Subscription(name, topic='t', push_config={\n"
+        "        'push_endpoint': 'http://hooks.example.com/' + name})\n"
+        "\n"
+        "for name in ['a', 'b']:\n"
+        "    subscribe(name)\n"
+    )
+    sarif = tmp_path / "out.sarif"
+    run = preview(str(make_project(program)), "-f", "sarif", "-o", str(sarif))
+    assert run.exit_code == 1
+    results = [
+        r for r in json.loads(sarif.read_text())["runs"][0]["results"]
+        if r["ruleId"] == "push-endpoint-https"
+    ]
+    assert len(results) == 2
+    for result in results:
+        assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 4
+        lines = [rel["physicalLocation"]["region"]["startLine"] for rel in result["relatedLocations"]]
+        assert lines == [8, 4]  # the loop's call, then the helper's constructor call
+
+
+def test_what_was_not_checked_is_listed_with_the_setting_that_enables_it(
+    preview, tmp_path: Path
+) -> None:
+    bare = preview("--stack", "dev", "-f", "json").json()
+    listed = {(n["policy"], n["urn"].rsplit("::", 1)[1]) for n in bare["notChecked"]}
+    assert ("push-agent-token-creator", "orders-created") in listed
+    assert all("set projectNumbers" in n["reason"] for n in bare["notChecked"])
+    configured = preview("--stack", "dev", "--policy-config", CONFIG, "-f", "json").json()
+    assert not any(n["policy"] == "push-agent-token-creator" for n in configured["notChecked"])
+    sarif = tmp_path / "out.sarif"
+    preview("--stack", "dev", "-f", "sarif", "-o", str(sarif))
+    (invocation,) = json.loads(sarif.read_text())["runs"][0]["invocations"]
+    notes = invocation["toolConfigurationNotifications"]
+    assert len(notes) == len(bare["notChecked"])
+    assert notes[0]["associatedRule"]["id"] == "push-agent-token-creator"
+    text = preview("--stack", "dev")
+    assert "Not checked (" in text.stdout
+
+
+def test_a_settings_mistake_is_one_usage_error_not_a_violation_per_subscription(
+    preview, tmp_path: Path
+) -> None:
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"push-endpoint-https": {"exemptEndpointPrefixes": ["https://"]}}))
+    run = preview("--stack", "dev", "--policy-config", str(config), "-f", "json")
+    assert run.exit_code == 2
+    report = run.json()
+    assert report["violations"] == []
+    assert "exemptEndpointPrefixes" in report["error"]["message"]
+    assert str(config) in report["error"]["message"]
