@@ -113,7 +113,7 @@ def main() -> None:
     )
     print(
         "| components | resources | wall s (end to end) | in preview s | program s | "
-        "pack s | pack share | analyze s | analyze stack s | peak RSS MiB | pack RSS MiB |"
+        "pack s | pack share | analyze s | analyze stack s | peak RSS MiB | child peak RSS MiB |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for size in args.sizes:
