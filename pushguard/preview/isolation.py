@@ -13,6 +13,7 @@ and reports its :class:`~pushguard.preview.program.ProgramFailure`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -192,46 +193,71 @@ def run_isolated(
     run = IsolatedRun()
     reader = _Reader(nonce, run, on_record)
     with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
-        try:
-            child = subprocess.Popen(
-                [sys.executable, "-m", "pushguard.preview.child"],
-                stdin=subprocess.PIPE,
-                stdout=stdout,
-                stderr=stderr,
-                pass_fds=(write_fd,),
-                cwd=project.root,
-            )
-        finally:
-            os.close(write_fd)
-        expired = threading.Event()
-
-        def stop() -> None:
-            expired.set()
-            child.kill()
-
-        timer = threading.Timer(timeout, stop)
-        timer.start()
-        try:
-            assert child.stdin is not None
-            try:
-                child.stdin.write(json.dumps(job).encode())
-                child.stdin.close()
-            except BrokenPipeError:
-                pass  # the child is already gone: its exit status says why
+        with _Child(project, write_fd, stdout, stderr, timeout) as child:
+            child.send(json.dumps(job).encode())
             with os.fdopen(read_fd, "r", encoding="utf-8", errors="replace") as channel:
                 for line in channel:
                     reader.line(line)
+                    if reader.done:  # a process the program left behind may hold the pipe
+                        break
             returncode = child.wait()
-        finally:
-            timer.cancel()
-            if child.poll() is None:
-                child.kill()
-                child.wait()
         out, cut_out = _read_output(stdout)
         err, cut_err = _read_output(stderr)
     run.output = ProgramOutput(out, err, cut_out or cut_err)
     if reader.crash:
         raise ProgramEndedError(f"pushguard's program runner failed:\n{reader.crash}", run.output)
     if not reader.done or returncode != 0:
-        raise ProgramEndedError(_how_it_ended(returncode, expired.is_set(), timeout), run.output)
+        raise ProgramEndedError(_how_it_ended(returncode, child.expired, timeout), run.output)
     return run
+
+
+class _Child:
+    """The child process, in a session of its own so that a time-out, or the end of the
+    preview, stops it and whatever it started (``os.killpg``); ``write_fd`` is passed to it and
+    closed here."""
+
+    def __init__(
+        self, project: PulumiProject, write_fd: int, stdout: Any, stderr: Any, timeout: float
+    ) -> None:
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "pushguard.preview.child"],
+                stdin=subprocess.PIPE,
+                stdout=stdout,
+                stderr=stderr,
+                pass_fds=(write_fd,),
+                cwd=project.root,
+                start_new_session=True,
+            )
+        finally:
+            os.close(write_fd)
+        self.expired = False
+        self._timer = threading.Timer(timeout, self._expire)
+
+    def _expire(self) -> None:
+        self.expired = True
+        self._kill_group()
+
+    def _kill_group(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):  # already gone
+            os.killpg(self.process.pid, signal.SIGKILL)
+
+    def __enter__(self) -> _Child:
+        self._timer.start()
+        return self
+
+    def send(self, job: bytes) -> None:
+        """Write the job to the child's stdin and close it."""
+        assert self.process.stdin is not None
+        with contextlib.suppress(BrokenPipeError):  # gone already: its exit status says why
+            self.process.stdin.write(job)
+            self.process.stdin.close()
+
+    def wait(self) -> int:
+        """The child's exit status (negative: the signal that ended it)."""
+        return self.process.wait()
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+        self._kill_group()  # the program's leftovers (background processes) too
+        self.process.wait()

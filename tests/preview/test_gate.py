@@ -4,6 +4,7 @@ parses, the report is always written, and the same input gives the same bytes.""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -247,3 +248,15 @@ def test_a_settings_mistake_is_one_usage_error_not_a_violation_per_subscription(
     assert report["violations"] == []
     assert "exemptEndpointPrefixes" in report["error"]["message"]
     assert str(config) in report["error"]["message"]
+
+
+def test_a_program_hiding_behind_a_background_process_is_stopped(
+    preview, make_project
+) -> None:
+    """A forked process that keeps the child's pipe open cannot hold the preview past its
+    time-out, and it is stopped with the child."""
+    program = VIOLATING + "if os.fork() == 0:\n    import time\n    time.sleep(60)\n"
+    started = time.monotonic()
+    run = preview(str(make_project(program)), "--timeout", "30")
+    assert run.exit_code == 1, run.stderr
+    assert time.monotonic() - started < 25  # it did not wait for the background process
