@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pulumi_policy import (
@@ -85,9 +85,19 @@ class _StackAnalysis:
 _STACK_CACHE: ContextVar[dict[str, _StackAnalysis] | None] = ContextVar(
     "pushguard_stack_cache", default=None
 )
-_NOT_CHECKED: ContextVar[list[tuple[str, str]] | None] = ContextVar(
-    "pushguard_not_checked", default=None
-)
+
+
+@dataclass
+class StackNotes:
+    """What the policies of one ``AnalyzeStack`` request could not decide, for the server to
+    answer precisely: ``not_checked`` ``(policy, reason ending with [URN])`` for want of
+    configuration, ``unverified`` ``(policy, URN, message)`` for want of values at preview."""
+
+    not_checked: list[tuple[str, str]] = field(default_factory=list)
+    unverified: list[tuple[str, str, str]] = field(default_factory=list)
+
+
+_NOTES: ContextVar[StackNotes | None] = ContextVar("pushguard_stack_notes", default=None)
 
 ENABLED_BY: dict[str, str] = {
     "project_number": "projectNumbers (the subscription's project ID to its number)",
@@ -101,26 +111,27 @@ ENABLED_BY: dict[str, str] = {
 
 
 @contextmanager
-def collect_not_checked() -> Iterator[list[tuple[str, str]]]:
-    """Within one ``AnalyzeStack`` request, collect ``(policy, reason)`` for every subscription a
-    policy could not check for want of configuration (not for want of values at preview):
-    :func:`pushguard.crossguard.serve` answers them as the protocol's ``not_applicable``
-    entries, so a rule that cannot run never says nothing. ``reason`` ends with ``[URN]``."""
-    found: list[tuple[str, str]] = []
-    token = _NOT_CHECKED.set(found)
+def collect_stack_notes() -> Iterator[StackNotes]:
+    """Within one ``AnalyzeStack`` request, collect what the policies could not decide
+    (:class:`StackNotes`). :func:`pushguard.crossguard.serve` answers the ``not_checked`` ones
+    as the protocol's ``not_applicable`` entries, so a rule that cannot run never says nothing,
+    and puts each "can't run during preview" diagnostic on the subscription it is about."""
+    notes = StackNotes()
+    token = _NOTES.set(notes)
     try:
-        yield found
+        yield notes
     finally:
-        _NOT_CHECKED.reset(token)
+        _NOTES.reset(token)
 
 
 def _not_checked(policy: str, sub: WireResource, result: Result) -> None:
-    found = _NOT_CHECKED.get()
-    if found is None:
+    notes = _NOTES.get()
+    if notes is None:
         return
     setting = ENABLED_BY.get(result.field or "", "")
     enable = f"; set {setting} under {policy} in the policy config" if setting else ""
-    found.append((policy, scrub(f"{sub.name}: not checked: {result.message}{enable} [{sub.urn}]")))
+    reason = scrub(f"{sub.name}: not checked: {result.message}{enable} [{sub.urn}]")
+    notes.not_checked.append((policy, reason))
 
 
 @contextmanager
@@ -240,12 +251,19 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
             for sub, why in unverified:
                 report(f"{sub.name}: could not be verified: {why}.", sub.urn)
             return
-        details = "; ".join(f"{sub.name}: {why}" for sub, why in unverified)
-        error = UnknownValueError(UNKNOWN_STRING_VALUE, [])
-        error.message = scrub(
-            f"{details}. It is checked again when the values are known, at `pulumi up`; set "
+        later = (
+            "It is checked again when the values are known, at `pulumi up`; set "
             "unknownAtPreview to enforce to fail the preview instead"
         )
+        notes = _NOTES.get()
+        if notes is not None:
+            notes.unverified += [
+                (self.name, sub.urn, scrub(f"{sub.name}: {why}. {later}"))
+                for sub, why in unverified
+            ]
+        details = "; ".join(f"{sub.name}: {why}" for sub, why in unverified)
+        error = UnknownValueError(UNKNOWN_STRING_VALUE, [])
+        error.message = scrub(f"{details}. {later}")
         raise error
 
 

@@ -32,7 +32,7 @@ from pushguard import __version__
 from pushguard.crossguard.policies import (
     PushguardPolicy,
     build_policies,
-    collect_not_checked,
+    collect_stack_notes,
     shared_stack_analysis,
 )
 from pushguard.crossguard.resources import SUBSCRIPTION_TYPE
@@ -91,12 +91,13 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
 
     def AnalyzeStack(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC method name
         structs = [r.properties for r in request.resources]
-        with shared_stack_analysis(), collect_not_checked() as not_checked:
+        with shared_stack_analysis(), collect_stack_notes() as notes:
             response = self._guarded(super().AnalyzeStack, request, context, structs, "")
-        for policy, reason in sorted(set(not_checked)):
+        for policy, reason in sorted(set(notes.not_checked)):
             response.not_applicable.append(
                 proto.PolicyNotApplicable(policy_name=policy, reason=reason)
             )
+        _place_unverified(response, notes.unverified)
         return response
 
     def _guarded(
@@ -138,6 +139,29 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
                 )
             )
         return response
+
+
+def _place_unverified(response: Any, unverified: list[tuple[str, str, str]]) -> None:
+    """pulumi-policy answers a policy that cannot decide at preview with one advisory
+    diagnostic for the whole stack (no URN). Replace it with one per subscription, on that
+    subscription's URN, so the CLI and the preview show it where the subscription is declared."""
+    by_policy: dict[str, list[tuple[str, str]]] = {}
+    for policy, urn, message in unverified:
+        by_policy.setdefault(policy, []).append((urn, message))
+    kept, placed = [], []
+    for diagnostic in response.diagnostics:
+        subscriptions = by_policy.get(diagnostic.policyName)
+        if diagnostic.urn or not subscriptions or "during preview" not in diagnostic.message:
+            kept.append(diagnostic)
+            continue
+        head = diagnostic.message.split("during preview:", 1)[0]
+        for urn, message in subscriptions:
+            one = proto.AnalyzeDiagnostic()
+            one.CopyFrom(diagnostic)
+            one.urn, one.message = urn, f"{head}during preview: {message}"
+            placed.append(one)
+    del response.diagnostics[:]
+    response.diagnostics.extend([*kept, *placed])
 
 
 def serve(policies: list[Policy] | None = None) -> None:

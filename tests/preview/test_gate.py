@@ -260,3 +260,20 @@ def test_a_program_hiding_behind_a_background_process_is_stopped(
     run = preview(str(make_project(program)), "--timeout", "30")
     assert run.exit_code == 1, run.stderr
     assert time.monotonic() - started < 25  # it did not wait for the background process
+
+
+def test_cant_run_at_preview_points_at_the_subscriptions_line(preview, make_project) -> None:
+    program = (
+        "import pulumi_gcp as gcp\n"
+        "service = gcp.cloudrunv2.get_service_output(name='orders', location='europe-west1')\n"
+        "gcp.pubsub.Subscription('orders', topic='orders', push_config={\n"
+        "    'push_endpoint': service.uri,\n"
+        "    'oidc_token': {'service_account_email': 'p@acme-orders.iam.gserviceaccount.com'}})\n"
+    )
+    report = preview(str(make_project(program)), "-f", "json").json()
+    cant_run = [v for v in report["violations"] if "during preview" in v["message"]]
+    assert cant_run, report["violations"]
+    for violation in cant_run:
+        assert violation["urn"].endswith("::orders")
+        assert violation["location"]["line"] == 3
+        assert violation["location"]["path"].endswith("__main__.py")
