@@ -1,0 +1,41 @@
+"""pushguard's pack subclasses pulumi-policy's internal Analyzer servicer. An upgrade that changes
+what pushguard relies on fails here, in CI, not at a customer's `pulumi preview`."""
+
+from __future__ import annotations
+
+import inspect
+
+import pulumi_policy.policy as policy_module
+from pulumi_policy.policy import _PolicyAnalyzerServicer
+
+EXPECTED_INIT = [
+    "self",
+    "name",
+    "version",
+    "policies",
+    "enforcement_level",
+    "initial_config",
+    "description",
+    "display_name",
+    "readme",
+    "provider",
+    "tags",
+    "repository",
+]
+
+
+def test_the_servicer_constructor_takes_what_the_pack_passes() -> None:
+    assert list(inspect.signature(_PolicyAnalyzerServicer.__init__).parameters) == EXPECTED_INIT
+
+
+def test_the_servicer_methods_the_pack_overrides_or_calls_exist() -> None:
+    for name in ("Analyze", "AnalyzeStack", "Configure", "GetAnalyzerInfo"):
+        parameters = inspect.signature(getattr(_PolicyAnalyzerServicer, name)).parameters
+        assert len(parameters) == 3, name  # self, request, context: called positionally
+    for name in ("_get_enforcement_level", "_map_enforcement_level"):
+        assert callable(getattr(_PolicyAnalyzerServicer, name)), name
+
+
+def test_the_grpc_options_are_a_list_of_pairs() -> None:
+    options = policy_module._GRPC_CHANNEL_OPTIONS
+    assert isinstance(options, list) and all(len(pair) == 2 for pair in options)
