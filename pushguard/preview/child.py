@@ -122,6 +122,12 @@ def main() -> None:
         except Exception:  # pushguard's own failure, not the program's: say so, then exit 2
             _send(channel, job["nonce"], "crash", traceback.format_exc())
             raise SystemExit(2) from None
+    # Everything is sent. End here: the interpreter's teardown (the runtime's event loop being
+    # collected, say) may print warnings that differ from run to run, and would make the
+    # program's output, which the report keeps, non-deterministic.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

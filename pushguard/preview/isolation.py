@@ -33,6 +33,10 @@ from pushguard.preview.project import PulumiProject
 DEFAULT_TIMEOUT = 600.0
 """Seconds a program may run before the preview stops it (``--timeout``)."""
 
+DRAIN_SECONDS = 10.0
+"""Seconds to wait, once the child has exited and its session was stopped, for the end of its
+messages."""
+
 OUTPUT_LIMIT = 1 << 20
 """Bytes of the program's stdout and of its stderr kept for the report (the rest is cut)."""
 
@@ -130,7 +134,16 @@ class _Reader:
     ) -> None:
         self.nonce, self.run, self.on_record = nonce, run, on_record
         self.done = False
+        self.forged = False
         self.crash = ""
+
+    def read_all(self, fd: int) -> None:
+        """Read every message until the pipe's end: registrations after an end-of-program
+        message are still taken (a program that forges one cannot hide what it registers
+        next), and a second end-of-program message marks the run as tampered with."""
+        with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as channel:
+            for line in channel:
+                self.line(line)
 
     def line(self, line: str) -> None:
         try:
@@ -148,6 +161,8 @@ class _Reader:
             if self.on_record is not None:
                 self.on_record(record)
         elif kind == "done" and isinstance(body, dict):
+            if self.done:
+                self.forged = True
             self.run.logs = [(str(level), str(text)) for level, text in body["logs"]]
             self.run.outputs = body.get("outputs") or {}
             self.run.placeholder_projects = body["placeholder_projects"]
@@ -194,18 +209,33 @@ def run_isolated(
     reader = _Reader(nonce, run, on_record)
     with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
         with _Child(project, write_fd, stdout, stderr, timeout) as child:
+            listener = threading.Thread(target=reader.read_all, args=(read_fd,), daemon=True)
+            listener.start()
             child.send(json.dumps(job).encode())
-            with os.fdopen(read_fd, "r", encoding="utf-8", errors="replace") as channel:
-                for line in channel:
-                    reader.line(line)
-                    if reader.done:  # a process the program left behind may hold the pipe
-                        break
             returncode = child.wait()
+            # Every message the child wrote is in the pipe; what the program left behind (a
+            # background process holding the pipe) is stopped, so the listener reaches its end.
+            child.stop_group()
+            listener.join(DRAIN_SECONDS)
+        out, cut_out = _read_output(stdout)
+        err, cut_err = _read_output(stderr)
+    if listener.is_alive():
+        raise ProgramEndedError(
+            "a process the program started (in a session of its own) kept pushguard's channel "
+            "open after the program ended",
+            ProgramOutput(out, err, cut_out or cut_err),
+        )
         out, cut_out = _read_output(stdout)
         err, cut_err = _read_output(stderr)
     run.output = ProgramOutput(out, err, cut_out or cut_err)
     if reader.crash:
         raise ProgramEndedError(f"pushguard's program runner failed:\n{reader.crash}", run.output)
+    if reader.forged:
+        raise ProgramEndedError(
+            "the program wrote to pushguard's own channel (a second end-of-program message): "
+            "its results cannot be vouched for",
+            run.output,
+        )
     if not reader.done or returncode != 0:
         raise ProgramEndedError(_how_it_ended(returncode, child.expired, timeout), run.output)
     return run
@@ -236,6 +266,10 @@ class _Child:
 
     def _expire(self) -> None:
         self.expired = True
+        self._kill_group()
+
+    def stop_group(self) -> None:
+        """Stop whatever is left of the child's session (processes the program started)."""
         self._kill_group()
 
     def _kill_group(self) -> None:

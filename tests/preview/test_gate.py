@@ -277,3 +277,25 @@ def test_cant_run_at_preview_points_at_the_subscriptions_line(preview, make_proj
         assert violation["urn"].endswith("::orders")
         assert violation["location"]["line"] == 3
         assert violation["location"]["path"].endswith("__main__.py")
+
+
+FORGE = (
+    "import gc, json, os\n"
+    "job = next(o for o in gc.get_objects()\n"
+    "           if isinstance(o, dict) and 'nonce' in o and 'channel' in o)\n"
+    "channel = os.fdopen(os.dup(job['channel']), 'w')\n"
+    "body = {'failure': None, 'logs': [], 'outputs': {}, 'placeholder_projects': [],\n"
+    "        'echoed_calls': [], 'unknown_calls': []}\n"
+    "channel.write(json.dumps({'nonce': job['nonce'], 'kind': 'done', 'body': body}) + '\\n')\n"
+    "channel.flush()\n"
+)
+
+
+def test_a_forged_end_of_program_message_does_not_hide_what_follows(
+    preview, make_project
+) -> None:
+    """The program can find the nonce in its own memory; what it registers after a forged
+    message is still read, and a run with two end messages is refused."""
+    run = preview(str(make_project(FORGE + VIOLATING)), "-f", "json")
+    assert run.exit_code == 2, run.stdout
+    assert "pushguard's own channel" in run.json()["error"]["message"]
