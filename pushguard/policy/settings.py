@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
@@ -43,11 +44,21 @@ def _project_number(value: str) -> str:
 def _exempt_prefix(value: str) -> str:
     if not _SCHEME_PREFIX.match(value):
         raise ValueError(f"must start with a scheme such as rpc://, not {value!r}")
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        parts = None
     scheme, _, rest = value.partition("://")
-    if scheme.lower() in ("http", "https") and not rest.strip("/"):
+    web = scheme.lower() in ("http", "https")
+    if web and not rest.strip("/"):
         raise ValueError(
             f"{value!r} would exempt every {scheme.lower()}:// endpoint; name a host, "
             "such as https://partner.example/"
+        )
+    if parts is None or (web and not parts.hostname) or "@" in parts.netloc or parts.query:
+        raise ValueError(
+            f"{value!r} must name a host (such as https://partner.example/), without user@ or "
+            "a query"
         )
     return value
 

@@ -233,3 +233,35 @@ def is_google_serving_endpoint(endpoint: str) -> bool:
     except EndpointError:
         return False
     return host.endswith(GOOGLE_SERVING_SUFFIXES)
+
+
+_UNSAFE_FOR_EXEMPTION = re.compile(r"[\s\x00-\x1f\x7f\\]")
+
+
+def matches_exempt_prefix(endpoint: str, prefix: str) -> bool:
+    """True when ``endpoint`` is under ``prefix`` (policy config ``exemptEndpointPrefixes``)
+    read as URLs, never as raw strings: the same scheme, the same host (whole, case-insensitive)
+    and port, and a path under the prefix's path at a segment boundary (a prefix of a scheme other
+    than http and https may be the scheme alone: ``rpc://``). An endpoint with userinfo,
+    a backslash, whitespace or control characters matches no prefix, so
+    ``https://partner.example@evil.test/`` and ``https://partner.example.evil.test/`` are not
+    exempted by ``https://partner.example``. Never raises."""
+    if _UNSAFE_FOR_EXEMPTION.search(endpoint):
+        return False
+    try:
+        given, allowed = urlsplit(endpoint), urlsplit(prefix)
+        same_port = given.port == allowed.port
+    except ValueError:
+        return False
+    if given.scheme.lower() != allowed.scheme.lower() or "@" in given.netloc:
+        return False
+    if allowed.scheme.lower() not in ("http", "https") and not allowed.netloc:
+        return endpoint.lower().startswith(prefix.lower())  # a scheme of its own: rpc://
+    if not allowed.hostname or not same_port:
+        return False
+    if (given.hostname or "").rstrip(".") != allowed.hostname.rstrip("."):
+        return False
+    base = allowed.path
+    if not base or base.endswith("/"):
+        return given.path.startswith(base)
+    return given.path == base or given.path.startswith(f"{base}/")

@@ -9,10 +9,12 @@ hosts that some clients read as IPv4 (``0x7f.1``); and hosts that cannot be publ
 (private, loopback and link-local addresses such as the metadata server, ``localhost``,
 ``.internal``).
 
-Endpoints that start with a prefix in the policy config's ``exemptEndpointPrefixes`` (some
-Google-managed integrations use other schemes) are exempt; the comparison is on the raw string, so
-end a prefix with ``/`` to keep ``https://partner.example.evil.test`` out of
-``https://partner.example``.
+Endpoints under a prefix in the policy config's ``exemptEndpointPrefixes`` (some Google-managed
+integrations use other schemes) are exempt. Endpoint and prefix are compared as URLs, not as
+strings (:func:`~pushguard.rules.endpoint.matches_exempt_prefix`): the same scheme, the whole
+host, the port, and a path under the prefix's path; an endpoint with userinfo is never exempt,
+so neither ``https://partner.example.evil.test`` nor ``https://partner.example@evil.test`` is
+exempted by ``https://partner.example``.
 
 An endpoint not known yet (at preview) that is computed from a Cloud Run service or Cloud Function
 in the same deployment is that service's Google-issued ``https://`` URL and passes; the real value
@@ -24,7 +26,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from pushguard.rules.base import EnforcementLevel, Result, Rule
-from pushguard.rules.endpoint import EndpointError, non_public_reason, parse_endpoint
+from pushguard.rules.endpoint import (
+    EndpointError,
+    matches_exempt_prefix,
+    non_public_reason,
+    parse_endpoint,
+)
 from pushguard.rules.facts import SubscriptionFacts
 
 
@@ -33,7 +40,10 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
     if "push_endpoint" in facts.unknown:
         yield Result.unknown("the push endpoint is not known yet", "push_endpoint")
         return
-    if not facts.push_endpoint or facts.push_endpoint.startswith(facts.exempt_endpoint_prefixes):
+    if not facts.push_endpoint or any(
+        matches_exempt_prefix(facts.push_endpoint, prefix)
+        for prefix in facts.exempt_endpoint_prefixes
+    ):
         return  # no endpoint, an exempt one, or one computed from a Google-issued service URL
     try:
         endpoint = parse_endpoint(facts.push_endpoint)
