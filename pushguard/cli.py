@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -137,7 +140,7 @@ def preview_command(  # noqa: PLR0917 - typer maps parameters to options
         ),
     ] = None,
     timeout: Annotated[
-        float, typer.Option("--timeout", min=1, help="Seconds the program may run.")
+        float, typer.Option("--timeout", min=1, max=86400, help="Seconds the program may run.")
     ] = DEFAULT_TIMEOUT,
     debug: Annotated[
         bool, typer.Option("--debug", help="Show the program's traceback when it fails.")
@@ -154,7 +157,8 @@ def preview_command(  # noqa: PLR0917 - typer maps parameters to options
     result: PreviewResult | None
     error: str | None = None
     try:
-        result = run_preview(options)
+        with _terminated_as_error():
+            result = run_preview(options)
     except PreviewError as failed:
         result, error = failed.result, redact_error(str(failed), failed.result)
         if debug and failed.debug:
@@ -179,6 +183,21 @@ def preview_command(  # noqa: PLR0917 - typer maps parameters to options
     if error is not None:
         typer.echo(f"pushguard preview: error: {error}", err=True)
     raise typer.Exit(code)
+
+
+@contextmanager
+def _terminated_as_error() -> Iterator[None]:
+    """SIGTERM (a CI job cancelled or timed out) ends the preview as a failed run: the program's
+    process and the pack are stopped on the way out, and the report is still written (exit 2)."""
+
+    def terminate(signum: int, frame: object) -> None:
+        raise PreviewError(f"pushguard preview was stopped by {signal.Signals(signum).name}")
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class FailOn(StrEnum):

@@ -104,7 +104,7 @@ ENABLED_BY: dict[str, str] = {
     "dead_letter": "projectNumbers (the subscription's project ID to its number)",
     "token_creator_grant": "projectNumbers, or tokenCreatorGrantedProjects",
     "in_service_perimeter": "perimeterProjects and projectNumbers",
-    "target": "the target service or function declared in the stack",
+    "target": "",
     "push_auth_account": "projectNumbers, or a push-auth account named by its e-mail",
 }
 """Per result field, the policy-config setting (or stack change) that lets a rule decide."""
@@ -130,6 +130,8 @@ def _not_checked(policy: str, sub: WireResource, result: Result) -> None:
         return
     setting = ENABLED_BY.get(result.field or "", "")
     enable = f"; set {setting} under {policy} in the policy config" if setting else ""
+    if result.field == "target":
+        enable = "; declare the service behind the endpoint in this stack to check its grants"
     reason = scrub(f"{sub.name}: not checked: {result.message}{enable} [{sub.urn}]")
     notes.not_checked.append((policy, reason))
 

@@ -17,7 +17,8 @@ from contextvars import ContextVar
 from urllib.parse import urlsplit
 
 _SECRETS: ContextVar[frozenset[str]] = ContextVar("pushguard_secrets", default=frozenset())
-_MIN_PART = 3  # shorter fragments ("/", "a") would mangle messages without protecting anything
+_MIN_SECRET = 4  # a shorter whole value ("a", "on") would mangle messages, protecting nothing
+_MIN_PART = 6  # a URL's host, path, query or userinfo: shorter ones ("/v1", "api") are words
 
 
 @contextmanager
@@ -31,7 +32,7 @@ def secrets_in_scope(values: Iterable[str]) -> Iterator[None]:
 
 
 def _parts(secret: str) -> set[str]:
-    parts = {secret}
+    parts: set[str] = set()
     try:
         url = urlsplit(secret)
         parts.update(
@@ -39,7 +40,8 @@ def _parts(secret: str) -> set[str]:
         )
     except ValueError:
         pass
-    return {p for p in parts if len(p) >= _MIN_PART and p.strip("/")}
+    found = {p for p in parts if len(p) >= _MIN_PART and p.strip("/")}
+    return found | ({secret} if len(secret) >= _MIN_SECRET else set())
 
 
 def scrubber(secrets: Iterable[str]) -> Callable[[str], str]:

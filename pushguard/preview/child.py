@@ -18,6 +18,7 @@ import dataclasses
 import json
 import os
 import sys
+import sysconfig
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -41,6 +42,27 @@ def _failure(failure: ProgramFailure | None) -> dict[str, Any] | None:
     return None if failure is None else dataclasses.asdict(failure)
 
 
+_TOOL_DIRS = tuple(
+    Path(path).resolve()
+    for path in {
+        sys.prefix,
+        sys.base_prefix,
+        sysconfig.get_paths()["purelib"],
+        sysconfig.get_paths()["platlib"],
+        str(Path(__file__).resolve().parents[1]),  # pushguard itself (also an editable install)
+    }
+)
+
+
+def _is_program_file(filename: str, root: Path) -> bool:
+    """True for a file of the team's program: under ``root`` and not of an installed package,
+    the interpreter or pushguard (a virtual environment inside the project is not the program)."""
+    if not os.path.isabs(filename):
+        return False  # <frozen runpy>, <string>
+    path = Path(filename).resolve()
+    return path.is_relative_to(root) and not any(path.is_relative_to(d) for d in _TOOL_DIRS)
+
+
 @contextmanager
 def call_stacks(root: Path) -> Iterator[dict[tuple[str, str], list[list[list[Any]]]]]:
     """While active, every ``pulumi.Resource`` constructed records the program's frames (those
@@ -53,7 +75,7 @@ def call_stacks(root: Path) -> Iterator[dict[tuple[str, str], list[list[list[Any
         frames = [
             [frame.filename, frame.lineno]
             for frame in traceback.extract_stack()[:-1]
-            if os.path.isabs(frame.filename) and Path(frame.filename).resolve().is_relative_to(root)
+            if _is_program_file(frame.filename, root)
         ]
         stacks.setdefault((t, name), []).append(frames)
         original(self, t, name, *args, **kwargs)

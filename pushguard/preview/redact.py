@@ -267,14 +267,13 @@ class Redactor:
 
     def value(self, value: Any) -> Any:
         """``value`` (wire form: mappings, lists, strings, numbers) for display: secret envelopes
-        as ``[secret]``, unknowns as ``[unknown]``, every string (mapping keys too) redacted."""
+        as ``[secret]``, unknowns as ``[unknown]``, every string value redacted (keys are
+        property names and stay as they are)."""
         if isinstance(value, Mapping):
             if value.get(SIG_KEY) == SECRET_SIG:
                 return SECRET_TEXT
-            return {
-                (self.string(k) if isinstance(k, str) else k): self.value(v)
-                for k, v in value.items()
-            }
+            # Keys are property names (the provider's schema), not values: never scrubbed.
+            return {k: self.value(v) for k, v in value.items()}
         if isinstance(value, list | tuple):
             return [self.value(item) for item in value]
         if isinstance(value, str):

@@ -299,3 +299,53 @@ def test_a_forged_end_of_program_message_does_not_hide_what_follows(
     run = preview(str(make_project(FORGE + VIOLATING)), "-f", "json")
     assert run.exit_code == 2, run.stdout
     assert "pushguard's own channel" in run.json()["error"]["message"]
+
+
+def test_sigterm_stops_the_program_and_the_pack_and_still_writes_the_report(
+    make_project, tmp_path: Path
+) -> None:
+    """A cancelled CI job: exit 2, the report written, no process of the preview left behind."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    folder = make_project("import time\nwhile True:\n    time.sleep(0.1)\n")
+    report = tmp_path / "report.json"
+    marker = str(folder)
+    preview = subprocess.Popen(
+        [str(Path(sys.executable).parent / "pushguard"), "preview", marker, "-f", "json",
+         "-o", str(report)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not _children_of(preview.pid):
+        time.sleep(0.2)
+    time.sleep(1)
+    children = _children_of(preview.pid)
+    assert children, "the preview started no child process"
+    preview.send_signal(signal.SIGTERM)
+    _, stderr = preview.communicate(timeout=60)
+    assert preview.returncode == 2, stderr
+    assert "stopped by SIGTERM" in json.loads(report.read_text())["error"]["message"]
+    time.sleep(0.5)
+    alive = [pid for pid in children if os.path.exists(f"/proc/{pid}")]
+    assert not alive, f"left behind: {alive}"
+
+
+def _children_of(pid: int) -> list[int]:
+    from pathlib import Path as P
+
+    found = []
+    for status in P("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(
+                line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line
+            )
+        except OSError:
+            continue
+        if fields.get("PPid", "").strip() == str(pid):
+            found.append(int(status.parent.name))
+    return found
