@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pushguard import __version__
+from pushguard.crossguard.build import PackBuildError, build_pack
 from pushguard.preview.isolation import DEFAULT_TIMEOUT
 from pushguard.preview.redact import redact_error, redact_result
 from pushguard.preview.report import render_json, render_program_output, render_text
@@ -251,6 +252,33 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
             max_line_bytes=max_line_bytes,
         )
     )
+
+
+pack_app = typer.Typer(
+    help="The CrossGuard policy pack, for `pulumi policy publish`.", no_args_is_help=True
+)
+app.add_typer(pack_app, name="pack")
+
+
+@pack_app.command("build")
+def pack_build_command(
+    folder: Annotated[
+        Path, typer.Argument(help="Where to write the pack (an empty folder or a new one).")
+    ],
+) -> None:
+    """Write the policy pack as a folder `pulumi policy publish` can upload: PulumiPolicy.yaml,
+    __main__.py, a wheel of pushguard built from this source checkout, and a requirements.txt
+    that installs from that folder alone with every dependency pinned to the version installed
+    here.
+    """
+    try:
+        built = build_pack(folder)
+    except PackBuildError as error:
+        typer.echo(f"pushguard pack build: error: {error}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(f"pushguard pack build: wrote {built.folder}")
+    for name in built.files:
+        typer.echo(f"  {name}")
 
 
 def _version(value: bool) -> None:
