@@ -230,6 +230,9 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
     max_line_bytes: Annotated[
         int, typer.Option(help="Quarantine lines longer than this many bytes.")
     ] = 4 * 1024 * 1024,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="On a failed run, also print the traceback.")
+    ] = False,
 ) -> None:
     """Audit every Pub/Sub push subscription in Cloud Asset Inventory exports (Spark)."""
     try:
@@ -250,6 +253,7 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
             fail_on=fail_on.value,
             include_dry_run=include_dry_run_perimeters,
             max_line_bytes=max_line_bytes,
+            debug=debug,
         )
     )
 

@@ -31,6 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fail-on", choices=FAIL_ON, default="mandatory")
     parser.add_argument("--include-dry-run-perimeters", action="store_true")
     parser.add_argument("--max-line-bytes", type=int, default=DEFAULT_MAX_LINE_BYTES)
+    parser.add_argument(
+        "--debug", action="store_true", help="on a failed run, also print the traceback"
+    )
     options = parser.parse_args(argv)
     return run(
         options.export_paths,
@@ -40,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         fail_on=options.fail_on,
         include_dry_run=options.include_dry_run_perimeters,
         max_line_bytes=options.max_line_bytes,
+        debug=options.debug,
     )
 
 

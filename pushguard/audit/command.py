@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
+import traceback
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import TextIO
 
@@ -20,6 +23,15 @@ from pushguard.audit.read import InputError
 from pushguard.policy.config_file import PolicyConfigError, load_rule_config
 
 DEFAULT_MASTER = "local[*]"
+MAX_DRIVER_MEMORY_GIB = 16
+"""Local mode's default ``spark.driver.memory`` is half the machine's memory, at most this."""
+
+SHIPPING_HINT = (
+    "The Spark executors need pushguard and its dependencies (pyarrow, pydantic, idna): ship "
+    "pushguard as a wheel with --py-files, or a packed environment with spark.archives (see "
+    "the README, 'On a cluster'); in local mode, run the pushguard of an environment that has "
+    "them, or unset PYSPARK_PYTHON."
+)
 
 
 class AuditUsageError(ValueError):
@@ -36,9 +48,13 @@ def run(
     include_dry_run: bool = False,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     stderr: TextIO | None = None,
+    debug: bool = False,
 ) -> int:
     """Run the audit; return 0, 1 (violations at or above ``fail_on``) or 2 (bad usage, failed
-    run). Messages go to ``stderr`` (default ``sys.stderr``); the summary line to stdout."""
+    run). Messages go to ``stderr`` (default ``sys.stderr``); the summary line to stdout.
+
+    Any failure of the run (Spark, the JVM, the executors, the output folder...) is one
+    paragraph on ``stderr`` and exit code 2; ``debug`` adds the traceback."""
     stderr = stderr or sys.stderr
     try:
         if fail_on not in FAIL_ON:
@@ -49,8 +65,9 @@ def run(
     except (AuditUsageError, PolicyConfigError) as error:
         print(f"pushguard audit: error: {error}", file=stderr)
         return 2
-    spark = session(master)
     try:
+        spark = session(master)
+        check_executors(spark)
         result = run_audit(
             spark,
             AuditOptions(
@@ -62,8 +79,15 @@ def run(
                 max_line_bytes=max_line_bytes,
             ),
         )
-    except InputError as error:
+    except (InputError, AuditRunError) as error:
+        if debug:
+            traceback.print_exception(error, file=stderr)
         print(f"pushguard audit: error: {error}", file=stderr)
+        return 2
+    except Exception as error:  # any failed run: exit code 2, not a traceback
+        if debug:
+            traceback.print_exception(error, file=stderr)
+        print(f"pushguard audit: error: {describe(error)}", file=stderr)
         return 2
     summary = result.summary
     lines = summary.lines
@@ -90,7 +114,117 @@ def session(master: str | None) -> SparkSession:
             builder = builder.config("spark.driver.host", "127.0.0.1").config(
                 "spark.driver.bindAddress", "127.0.0.1"
             )
+            defaults = local_defaults(os.environ, executable=sys.executable)
+            for key, value in defaults.items():
+                builder = builder.config(key, value)
+            if "spark.pyspark.python" in defaults:
+                # PySpark starts its workers with $PYSPARK_PYTHON (else python3 on PATH): this
+                # interpreter, the one that has pushguard, also when the venv is not activated.
+                os.environ["PYSPARK_PYTHON"] = sys.executable
     return builder.getOrCreate()
+
+
+def physical_memory() -> int:
+    """The machine's memory in bytes (0 when unknown)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+def default_driver_memory(memory_bytes: int) -> str:
+    """Local mode's ``spark.driver.memory``: half of ``memory_bytes``, in whole GiB, at least
+    1g and at most ``MAX_DRIVER_MEMORY_GIB``."""
+    gib = memory_bytes // 2 // 1024**3
+    return f"{max(1, min(MAX_DRIVER_MEMORY_GIB, gib))}g"
+
+
+def local_defaults(
+    environ: Mapping[str, str],
+    *,
+    executable: str,
+    memory_bytes: int | None = None,
+    configured: Collection[str] = (),
+) -> dict[str, str]:
+    """The Spark settings local mode adds unless the user set them (in ``environ`` or as the
+    ``configured`` keys): the Python workers run ``executable`` (this interpreter), and the
+    driver (in local mode, also the executor) gets half the machine's memory."""
+    defaults: dict[str, str] = {}
+    if "PYSPARK_PYTHON" not in environ and "spark.pyspark.python" not in configured:
+        defaults["spark.pyspark.python"] = executable
+        defaults["spark.pyspark.driver.python"] = executable
+    if "SPARK_DRIVER_MEMORY" not in environ and "spark.driver.memory" not in configured:
+        memory = physical_memory() if memory_bytes is None else memory_bytes
+        defaults["spark.driver.memory"] = default_driver_memory(memory)
+    return defaults
+
+
+class AuditRunError(RuntimeError):
+    """The run cannot go on (e.g. the executors lack a module): exit code 2, with this
+    message."""
+
+
+def _probe(_: int) -> str:
+    """Runs on an executor: import what the evaluation needs there."""
+    import pyarrow  # noqa: F401, PLC0415
+    import pydantic  # noqa: F401, PLC0415
+
+    import pushguard.audit.evaluate  # noqa: F401, PLC0415
+
+    return "ok"
+
+
+def check_executors(spark: SparkSession) -> None:
+    """A one-task job before the first real stage: its Python worker imports what the audit
+    needs there.
+
+    Raises:
+        AuditRunError: a module is missing on the executors (named, with how to ship it).
+    """
+    try:
+        spark.sparkContext.parallelize([0], 1).map(_probe).collect()
+    except Exception as error:
+        module = missing_module(str(error))
+        if module is None:
+            raise
+        raise AuditRunError(
+            f"the Spark executors' Python ({_worker_python(spark)}) cannot import {module!r} "
+            f"(ModuleNotFoundError: No module named {module!r}). {SHIPPING_HINT}"
+        ) from error
+
+
+def _worker_python(spark: SparkSession) -> str:
+    return str(getattr(spark.sparkContext, "pythonExec", None) or "python3")
+
+
+_MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '([^']+)'")
+
+
+def missing_module(text: str) -> str | None:
+    """The module of the first ``ModuleNotFoundError`` in an error's text, if any."""
+    found = _MISSING_MODULE.search(text)
+    return found.group(1) if found else None
+
+
+def describe(error: BaseException) -> str:
+    """One paragraph for a failed run: the error's type and the first lines of its message,
+    without the Java or Python stack."""
+    lines = []
+    for raw in str(error).splitlines():
+        line = raw.strip().removeprefix(": ").strip()
+        if not line or line.startswith(("An error occurred while calling", "at ", "Traceback")):
+            continue
+        if line.startswith(("File ", "...", "Caused by:", "Driver stacktrace")):
+            break
+        lines.append(line)
+        if len(lines) == 3:
+            break
+    text = " ".join(lines) or "(no message)"
+    if len(text) > 600:
+        text = text[:597] + "..."
+    module = missing_module(str(error))
+    hint = f" {SHIPPING_HINT}" if module else ""
+    return f"the run failed: {type(error).__name__}: {text}{hint} (--debug shows the traceback)"
 
 
 def _submitted() -> bool:

@@ -22,7 +22,8 @@ class OutputFolder:
     def __init__(self, spark: SparkSession, path: str) -> None:
         self._fs, self.root = hadoop_path(spark, path)
         self._fs.setWriteChecksum(False)  # no .crc files beside the outputs on a local disk
-        self._fs.mkdirs(self.root)
+        if not self._fs.mkdirs(self.root):
+            raise OSError(f"cannot create the output folder {path}")
 
     def path(self, name: str) -> Any:
         """The Hadoop path of ``name`` inside the folder."""

@@ -36,6 +36,26 @@ def data_column(asset_type: str) -> str:
     return f"data_{kind.lower()}_{service.partition('.')[0]}"
 
 
+def _not_a_string(value: Column) -> Column:
+    """True when a string field read by ``from_json`` may hold a JSON number, boolean, array or
+    object (which Spark turns into its JSON text): the cheap test on the text."""
+    return value.rlike(r"^\s*[\[{]") | value.rlike(r"^(-?[0-9][0-9.eE+-]*|true|false)$")
+
+
+def _json_type(line: Column, field: str) -> Column:
+    """The JSON type of the top-level ``field`` of ``line`` (``STRING``, ``BIGINT``,
+    ``ARRAY<...>``...), parsing the line again (only called on suspect lines)."""
+    return F.schema_of_variant(F.try_variant_get(F.try_parse_json(line), f"$.{field}", "variant"))
+
+
+def _wrong_type(field: str) -> Column:
+    value = F.col(f"id.{field}")
+    return F.when(
+        value.isNotNull() & _not_a_string(value),
+        _json_type(F.col("value"), field) != F.lit("STRING"),
+    ).otherwise(F.lit(False))
+
+
 def _typed(raw: Column, schema: object) -> Column:
     return F.from_json(raw, schema, _JSON_OPTIONS)  # type: ignore[arg-type]
 
@@ -116,6 +136,9 @@ def _reason(max_line_bytes: int, typed: list[str]) -> Column:
                 F.lit("JSON that does not fit the Cloud Asset Inventory envelope")
             ),
         )
+        .when(_wrong_type("asset_type"), F.lit("asset_type is not a JSON string"))
+        .when(_wrong_type("assetType"), F.lit("assetType is not a JSON string"))
+        .when(_wrong_type("name"), F.lit("name is not a JSON string"))
         .when(F.col("asset_type").isNull(), F.lit("no asset type (asset_type or assetType)"))
         .when(F.col("id.name").isNull(), F.lit("no asset name"))
         .when(
