@@ -23,7 +23,7 @@ from rich.table import Table
 from pushguard import __version__
 from pushguard.crossguard.build import PackBuildError, build_pack
 from pushguard.preview.isolation import DEFAULT_TIMEOUT
-from pushguard.preview.redact import redact_error, redact_result
+from pushguard.preview.redact import redact_error
 from pushguard.preview.report import render_json, render_program_output, render_text
 from pushguard.preview.result import PreviewError, PreviewResult
 from pushguard.preview.runner import PreviewOptions, run_preview
@@ -165,7 +165,6 @@ def preview_command(  # noqa: PLR0917 - typer maps parameters to options
         if debug and failed.debug:
             typer.echo(redact_error(failed.debug, failed.result), err=True)
     code = 2 if error is not None else result.exit_code  # type: ignore[union-attr]
-    result = redact_result(result) if result is not None else None  # every output shows this
     if output is not None:
         try:
             output.write_text(_render(result, output_format, error), encoding="utf-8")

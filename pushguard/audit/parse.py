@@ -48,7 +48,14 @@ def _json_type(line: Column, field: str) -> Column:
     return F.schema_of_variant(F.try_variant_get(F.try_parse_json(line), f"$.{field}", "variant"))
 
 
+_VARIANT = hasattr(F, "try_parse_json")
+"""Spark 4's variant functions tell a JSON value's type; on Spark 3.5 the wrong-type check is
+skipped (such a line is read as before, its value's JSON text as the string)."""
+
+
 def _wrong_type(field: str) -> Column:
+    if not _VARIANT:
+        return F.lit(False)
     value = F.col(f"id.{field}")
     return F.when(
         value.isNotNull() & _not_a_string(value),

@@ -99,15 +99,18 @@ class StackNotes:
 
 _NOTES: ContextVar[StackNotes | None] = ContextVar("pushguard_stack_notes", default=None)
 
-ENABLED_BY: dict[str, str] = {
-    "project_number": "projectNumbers (the subscription's project ID to its number)",
-    "dead_letter": "projectNumbers (the subscription's project ID to its number)",
-    "token_creator_grant": "projectNumbers, or tokenCreatorGrantedProjects",
-    "in_service_perimeter": "perimeterProjects and projectNumbers",
-    "target": "",
-    "push_auth_account": "projectNumbers, or a push-auth account named by its e-mail",
+_NUMBERS = "set projectNumbers (the subscription's project ID to its number) under {policy}"
+ENABLES: dict[str, str] = {
+    "project_number": _NUMBERS,
+    "dead_letter": _NUMBERS,
+    "token_creator_grant": "set projectNumbers, or tokenCreatorGrantedProjects, under {policy}",
+    "in_service_perimeter": "set perimeterProjects and projectNumbers under {policy}",
+    "push_auth_account": "set projectNumbers under {policy}, or name the push-auth account by "
+    "its e-mail",
+    "target": "declare the service behind the endpoint in this stack to check its grants",
 }
-"""Per result field, the policy-config setting (or stack change) that lets a rule decide."""
+"""Per result field, what lets a rule decide (``{policy}``: the policy's name; settings go in
+the policy config)."""
 
 
 @contextmanager
@@ -128,10 +131,8 @@ def _not_checked(policy: str, sub: WireResource, result: Result) -> None:
     notes = _NOTES.get()
     if notes is None:
         return
-    setting = ENABLED_BY.get(result.field or "", "")
-    enable = f"; set {setting} under {policy} in the policy config" if setting else ""
-    if result.field == "target":
-        enable = "; declare the service behind the endpoint in this stack to check its grants"
+    hint = ENABLES.get(result.field or "", "").format(policy=policy)
+    enable = f"; {hint}" if hint else ""
     reason = scrub(f"{sub.name}: not checked: {result.message}{enable} [{sub.urn}]")
     notes.not_checked.append((policy, reason))
 

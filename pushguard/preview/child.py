@@ -104,7 +104,7 @@ def run_job(job: dict[str, Any], channel: IO[str]) -> None:
     with call_stacks(project.root.resolve()) as stacks:
 
         def on_record(record: ResourceRecord) -> None:
-            made = stacks.get((record.type, record.name)) or [[]]
+            made = stacks.get((record.type, record.name))
             body = {**dataclasses.asdict(record), "call_stack": made.pop(0) if made else []}
             _send(channel, nonce, "record", body)
 

@@ -38,6 +38,7 @@ from pulumi.runtime.stack import Stack, massage, run_pulumi_func
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 STACK_TYPE = "pulumi:pulumi:Stack"
+"""The type of the stack resource, the root of every program's resources."""
 
 Source = tuple[str, int]
 """A constructor call's file path and line."""
@@ -117,7 +118,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         TYPES is the parent's type chain and the type, ``$``-separated, without the root stack's
         type (the SDK's mock monitor keeps it: ``pulumi:pulumi:Stack$...`` for every top-level
         resource, a URN no engine gives)."""
-        if parent and parent.split("::")[2:3] == [STACK_TYPE]:
+        if parent and _is_stack_urn(parent):
             parent = ""
         return super().make_urn(parent, type_, name)
 
@@ -178,7 +179,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
     def RegisterResourceOutputs(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         """Keep the stack's outputs (the last registration wins: the mock runtime registers an
         empty set when it creates the stack, the program run registers the exports)."""
-        if request.urn.split("::")[2:3] == [STACK_TYPE]:
+        if _is_stack_urn(request.urn):
             self.outputs = json_format.MessageToDict(request.outputs)
         return super().RegisterResourceOutputs(request)  # type: ignore[no-untyped-call]
 
@@ -200,6 +201,11 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         ):
             return resource_pb2.ResourceInvokeResponse(unknown=True)
         return super().Invoke(request)  # type: ignore[no-untyped-call]
+
+
+def _is_stack_urn(urn: str) -> bool:
+    """True for the root stack's URN (``urn:pulumi:STACK::PROJECT::pulumi:pulumi:Stack::...``)."""
+    return urn.split("::")[2:3] == [STACK_TYPE]
 
 
 def _source(request: Any) -> Source | None:

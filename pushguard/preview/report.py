@@ -1,8 +1,10 @@
 """Reports of a preview for people and machines: text (a resource tree and the violations by
 enforcement level) and JSON; SARIF is in :mod:`pushguard.preview.sarif`.
 
-Values are shown in wire form with two replacements: a secret is ``[secret]`` and a value
-unknown until the resource is created is ``[unknown]`` (Pulumi's "known after apply").
+Every report renders :func:`pushguard.preview.redact.redact_result` of the result, never the
+result itself: values are shown in wire form with a secret as ``[secret]``, a value unknown until
+the resource is created as ``[unknown]`` (Pulumi's "known after apply"), and every URL without
+its userinfo, query and fragment.
 """
 
 from __future__ import annotations
@@ -16,23 +18,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.tree import Tree
 
-from pushguard.crossguard.wire import SECRET_SIG, SIG_KEY, is_unknown
-from pushguard.preview.result import STACK_TYPE, PreviewResult, Violation, stack_urn
+from pushguard.preview.engine import STACK_TYPE
+from pushguard.preview.redact import redact_result
+from pushguard.preview.result import PreviewResult, Violation, stack_urn
 
 LEVELS = ("mandatory", "advisory")
-
-
-def display_value(value: Any) -> Any:
-    """``value`` (wire form) with secrets as ``[secret]`` and unknowns as ``[unknown]``."""
-    if isinstance(value, dict):
-        if value.get(SIG_KEY) == SECRET_SIG:
-            return "[secret]"
-        return {key: display_value(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [display_value(item) for item in value]
-    if is_unknown(value):
-        return "[unknown]"
-    return value
 
 
 def repository_root(path: Path) -> Path | None:
@@ -134,6 +124,7 @@ def to_json(result: PreviewResult) -> dict[str, Any]:
     (the stack outputs), ``programOutput`` (``stdout``, ``stderr``, ``truncated``), ``notes``,
     ``logs`` and ``summary``. Deterministic: the same preview gives the same bytes (timings are
     not part of it)."""
+    result = redact_result(result)
     resources = [
         {
             "urn": stack_urn(result.project.name, result.stack),
@@ -150,7 +141,7 @@ def to_json(result: PreviewResult) -> dict[str, Any]:
             "type": r.type,
             "name": r.name,
             "parent": r.parent,
-            "inputs": display_value(dict(r.inputs)),
+            "inputs": dict(r.inputs),
             "operation": "create",
         }
         for r in result.resources
@@ -184,7 +175,7 @@ def to_json(result: PreviewResult) -> dict[str, Any]:
             }
             for n in result.not_checked
         ],
-        "outputs": display_value(result.outputs),
+        "outputs": result.outputs,
         "programOutput": {
             "stdout": result.program_output.stdout,
             "stderr": result.program_output.stderr,
@@ -255,6 +246,7 @@ def _violations(
 
 def render_text(result: PreviewResult, console: Console) -> None:
     """Print the report: header, resource tree, violations by level, notes, summary line."""
+    result = redact_result(result)
     console.print(
         f"Previewing stack [bold]{escape(result.stack)}[/] of project "
         f"[bold]{escape(result.project.name)}[/] with policy pack "
@@ -277,7 +269,7 @@ def render_text(result: PreviewResult, console: Console) -> None:
     render_program_output(result, console)
     if result.outputs:
         console.print("\nOutputs:")
-        for name, value in display_value(result.outputs).items():
+        for name, value in result.outputs.items():
             console.print(f"    {escape(name)}: {escape(json.dumps(value))}")
     console.print(f"\n{summary_line(result)}")
 
@@ -285,7 +277,7 @@ def render_text(result: PreviewResult, console: Console) -> None:
 def render_program_output(result: PreviewResult, console: Console) -> None:
     """The program's own stdout and stderr, indented under a heading (nothing if it printed
     nothing)."""
-    output = result.program_output
+    output = redact_result(result).program_output
     for name, text in (("stdout", output.stdout), ("stderr", output.stderr)):
         if not text.strip():
             continue

@@ -7,11 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pushguard.preview.engine import ResourceRecord
+from pushguard.preview.engine import STACK_TYPE, ResourceRecord
 from pushguard.preview.isolation import ProgramOutput
 from pushguard.preview.project import PulumiProject
 
-STACK_TYPE = "pulumi:pulumi:Stack"
 LEVEL_ORDER = {"mandatory": 0, "advisory": 1}
 """Report order of enforcement levels."""
 

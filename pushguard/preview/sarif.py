@@ -18,6 +18,7 @@ import json
 from typing import Any
 
 from pushguard import __version__
+from pushguard.preview.redact import redact_result
 from pushguard.preview.report import call_stack, location, resource_label
 from pushguard.preview.result import NotChecked, PolicyMeta, PreviewResult
 
@@ -71,6 +72,7 @@ def to_sarif(result: PreviewResult | None) -> dict[str, Any]:
     because it could not start)."""
     if result is None:
         return _log([], [], "pushguard-preview/")
+    result = redact_result(result)
     rules = [_rule(meta) for meta in result.policies.values()]
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     results = []

@@ -14,9 +14,9 @@ from typing import Any
 
 from pushguard.policy.config_file import PolicyConfig, rule_config
 from pushguard.preview.analyzer import AnalyzerResource, Diagnostic, PolicyPackProcess
-from pushguard.preview.engine import ResourceRecord
+from pushguard.preview.engine import STACK_TYPE, ResourceRecord
 from pushguard.preview.project import PulumiProject
-from pushguard.preview.result import STACK_TYPE, PolicyMeta, Violation, stack_urn
+from pushguard.preview.result import PolicyMeta, Violation, stack_urn
 from pushguard.preview.stacks import provider_config
 
 PUSHGUARD_PACK = "pushguard"
