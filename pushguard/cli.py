@@ -200,6 +200,72 @@ def _terminated_as_error() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+@app.command("analyze")
+def analyze_command(
+    state_paths: Annotated[
+        list[Path],
+        typer.Argument(
+            help="State files written by `pulumi stack export` (or a self-managed backend's "
+            ".pulumi/stacks files), or folders of them."
+        ),
+    ],
+    policy_pack: Annotated[
+        Path | None,
+        typer.Option("--policy-pack", help="Policy pack folder (default: pushguard's own pack)."),
+    ] = None,
+    policy_config: Annotated[
+        Path | None,
+        typer.Option("--policy-config", help="Policy config JSON, as --policy-pack-config."),
+    ] = None,
+    output_format: Annotated[
+        PreviewFormat, typer.Option("--format", "-f", help="text, json or sarif")
+    ] = PreviewFormat.TEXT,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write the report here, whatever the exit code; the text report still goes to "
+            "stdout.",
+        ),
+    ] = None,
+) -> None:
+    """Run a policy pack over existing stacks' state, as `pulumi policy analyze` does, for many
+    stacks at once and without the Pulumi CLI: `Analyze` per resource (its inputs) and
+    `AnalyzeStack` per stack (its outputs). Secrets stay encrypted and count as unknown.
+
+    Exit codes: 0 no mandatory violation, 1 a mandatory violation in some stack, 2 bad usage, a
+    failed run or a state file that cannot be read (the other files are still analysed, and the
+    report is written in every case).
+    """
+    from pushguard.analyze import report  # noqa: PLC0415 - keeps `pushguard rules` light
+    from pushguard.analyze.runner import AnalyzeOptions, run_analyze  # noqa: PLC0415
+
+    run = run_analyze(AnalyzeOptions(state_paths, policy_pack, policy_config))
+    renderers = {PreviewFormat.JSON: report.render_json, PreviewFormat.SARIF: report.render_sarif}
+    if output is not None:
+        try:
+            if output_format is PreviewFormat.TEXT:
+                with output.open("w", encoding="utf-8") as file:
+                    report.render_text(run, Console(file=file, width=200, soft_wrap=True))
+            else:
+                output.write_text(renderers[output_format](run), encoding="utf-8")
+        except OSError as problem:
+            typer.echo(f"pushguard analyze: error: cannot write {output}: {problem}", err=True)
+            raise typer.Exit(2) from None
+    if output is None and output_format is not PreviewFormat.TEXT:
+        sys.stdout.write(renderers[output_format](run))
+    else:
+        console = Console(highlight=False, soft_wrap=True)
+        if not console.is_terminal:
+            console.width = 200
+        report.render_text(run, console)
+    message = report.error_message(run)
+    if message is not None:
+        typer.echo(f"pushguard analyze: error: {message}", err=True)
+    raise typer.Exit(run.exit_code)
+
+
 class FailOn(StrEnum):
     """``--fail-on`` of ``pushguard audit``."""
 
@@ -210,10 +276,19 @@ class FailOn(StrEnum):
 
 @app.command("audit")
 def audit_command(  # noqa: PLR0917 - typer maps parameters to options
-    export_paths: Annotated[
-        list[str], typer.Argument(help="Cloud Asset Inventory export files or folders.")
-    ],
     out: Annotated[str, typer.Option("--out", help="Output folder (local or a URI).")],
+    export_paths: Annotated[
+        list[str] | None,
+        typer.Argument(help="Cloud Asset Inventory export files or folders."),
+    ] = None,
+    input_tables: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--input",
+            help="A CAI export in BigQuery: bigquery:PROJECT.DATASET.TABLE, or PREFIX* for "
+            "--per-asset-type tables (repeatable; needs the spark-bigquery-connector).",
+        ),
+    ] = None,
     master: Annotated[
         str | None, typer.Option("--master", help="Spark master (default: local[*]).")
     ] = None,
@@ -245,7 +320,7 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
         raise typer.Exit(2) from None
     raise typer.Exit(
         run(
-            export_paths,
+            export_paths or [],
             out,
             master=master,
             policy_config=policy_config,
@@ -253,6 +328,7 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
             include_dry_run=include_dry_run_perimeters,
             max_line_bytes=max_line_bytes,
             debug=debug,
+            inputs=input_tables or [],
         )
     )
 

@@ -89,6 +89,11 @@ class AnalyzerResource:
     parent: str = ""
     dependencies: tuple[str, ...] = ()
     property_dependencies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    provider_urn: str = ""
+    """The provider resource's URN (default: a default provider of ``provider_type``)."""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """More ``AnalyzerResourceOptions`` (``protect``, ``ignoreChanges``,
+    ``additionalSecretOutputs``, ``aliases``) besides ``parent``."""
 
     @classmethod
     def from_record(
@@ -121,11 +126,12 @@ class AnalyzerResource:
     def _provider(self) -> Any:
         if self.provider is None:
             return None
+        urn = self.provider_urn or f"urn:pulumi:stack::project::{self.provider_type}::default"
         return proto.AnalyzerProviderResource(
             type=self.provider_type,
             properties=json_format.ParseDict(dict(self.provider), struct_pb2.Struct()),
-            urn=f"urn:pulumi:stack::project::{self.provider_type}::default",
-            name="default",
+            urn=urn,
+            name=urn.rsplit("::", 1)[-1],
         )
 
     def _common(self) -> dict[str, Any]:
@@ -135,7 +141,7 @@ class AnalyzerResource:
             "properties": self._struct(),
             "urn": self.urn,
             "name": self.name,
-            "options": proto.AnalyzerResourceOptions(parent=self.parent),
+            "options": proto.AnalyzerResourceOptions(parent=self.parent, **self.options),
             "provider": self._provider(),
         }
 

@@ -48,7 +48,8 @@ def location(result: PreviewResult, urn: str, where: str | None = None) -> tuple
     """Where a finding belongs in the team's code, as ``(path, line)``: ``where`` (``path:line``
     relative to the project folder) when given, else the constructor call of the resource, or of
     its nearest ancestor, inside the program's folder (a component's children point at the
-    component's use); the stack config file for the whole stack."""
+    component's use); the stack config file for the whole stack. For analysed state, the
+    resource's line in the state file (the stack resource's line for the whole stack)."""
     if where:
         file, _, line = where.rpartition(":")
         return _relative(result.project.root.resolve() / file), max(int(line or 1), 1)
@@ -61,6 +62,8 @@ def location(result: PreviewResult, urn: str, where: str | None = None) -> tuple
             if path.is_relative_to(program_dir):
                 return _relative(path), max(record.source[1], 1)
         record = by_urn.get(record.parent)
+    if result.state is not None:
+        return _relative(result.state.path.resolve()), max(result.state.stack_line, 1)
     return _relative(result.project.stack_config_file(result.stack).resolve()), 1
 
 
@@ -89,19 +92,29 @@ def resource_label(result: PreviewResult, urn: str) -> str:
     return urn
 
 
+def operation(result: PreviewResult) -> str:
+    """The resources' operation as Pulumi names it: ``create`` in a preview, ``same`` for
+    resources already in the state."""
+    return "same" if result.state is not None else "create"
+
+
 def summary(result: PreviewResult) -> dict[str, int]:
-    """Counts: resources to create (the stack included), violations by level, exit code."""
+    """Counts: resources by operation (the stack included), violations by level, exit code."""
     counts = {level: sum(v.level == level for v in result.violations) for level in LEVELS}
-    return {"create": len(result.resources) + 1, **counts, "exitCode": result.exit_code}
+    return {operation(result): len(result.resources) + 1, **counts, "exitCode": result.exit_code}
 
 
 def summary_line(result: PreviewResult) -> str:
-    """One line: resources to create and violations by level."""
+    """One line: resources and violations by level."""
     counts = summary(result)
     verdict = "FAILED" if result.exit_code else "passed"
+    if result.state is not None:
+        resources, run = f"{counts['same']} in the state", "Analysis"
+    else:
+        resources, run = f"{counts['create']} to create", "Preview"
     return (
-        f"Resources: {counts['create']} to create. Policy violations: "
-        f"{counts['mandatory']} mandatory, {counts['advisory']} advisory. Preview {verdict}."
+        f"Resources: {resources}. Policy violations: {counts['mandatory']} mandatory, "
+        f"{counts['advisory']} advisory. {run} {verdict}."
     )
 
 
@@ -132,7 +145,7 @@ def to_json(result: PreviewResult) -> dict[str, Any]:
             "name": f"{result.project.name}-{result.stack}",
             "parent": "",
             "inputs": {},
-            "operation": "create",
+            "operation": operation(result),
         }
     ]
     resources += [
@@ -142,7 +155,7 @@ def to_json(result: PreviewResult) -> dict[str, Any]:
             "name": r.name,
             "parent": r.parent,
             "inputs": dict(r.inputs),
-            "operation": "create",
+            "operation": operation(result),
         }
         for r in result.resources
     ]
@@ -160,9 +173,17 @@ def to_json(result: PreviewResult) -> dict[str, Any]:
                 "callStack": [{"path": p, "line": n} for p, n in call_stack(result, v.urn)],
             }
         )
+    origin: dict[str, Any] = {}
+    if result.state is not None:
+        origin["state"] = {
+            "path": _relative(result.state.path.resolve()),
+            "deploymentVersion": result.state.version,
+            "pulumiVersion": result.state.pulumi_version,
+        }
     return {
         "project": result.project.name,
         "stack": result.stack,
+        **origin,
         "policyPack": {"name": result.pack_name, "version": result.pack_version},
         "resources": resources,
         "violations": violations,
@@ -209,12 +230,13 @@ def _tree(result: PreviewResult) -> Tree:
     for v in result.violations:
         if worst.get(v.urn) != "mandatory":
             worst[v.urn] = v.level
-    root = Tree(f"[green]+[/] {STACK_TYPE} {escape(result.project.name)}-{escape(result.stack)}")
+    op = "[green]+[/]" if result.state is None else " "
+    root = Tree(f"{op} {STACK_TYPE} {escape(result.project.name)}-{escape(result.stack)}")
 
     def add(node: Tree, urn: str) -> None:
         for record in children.get(urn, []):
             mark = _MARKS.get(worst.get(record.urn, ""), "")
-            label = f"[green]+[/] {escape(record.type)} {escape(record.name)}{mark}"
+            label = f"{op} {escape(record.type)} {escape(record.name)}{mark}"
             add(node.add(label), record.urn)
 
     add(root, root_urn)
@@ -247,11 +269,16 @@ def _violations(
 def render_text(result: PreviewResult, console: Console) -> None:
     """Print the report: header, resource tree, violations by level, notes, summary line."""
     result = redact_result(result)
-    console.print(
-        f"Previewing stack [bold]{escape(result.stack)}[/] of project "
-        f"[bold]{escape(result.project.name)}[/] with policy pack "
-        f"{escape(result.pack_name)} {escape(result.pack_version)} (offline, mock runtime)\n"
+    pack = f"policy pack {escape(result.pack_name)} {escape(result.pack_version)}"
+    stack = (
+        f"stack [bold]{escape(result.stack)}[/] of project [bold]{escape(result.project.name)}[/]"
     )
+    if result.state is not None:
+        console.print(
+            f"Analysing the state of {stack} ({escape(str(result.state.path))}) with {pack}\n"
+        )
+    else:
+        console.print(f"Previewing {stack} with {pack} (offline, mock runtime)\n")
     console.print(_tree(result))
     for level in LEVELS:
         _violations(console, result, level, (v for v in result.violations if v.level == level))

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pushguard.preview.engine import STACK_TYPE, ResourceRecord
@@ -34,6 +35,25 @@ class PreviewError(RuntimeError):
         super().__init__(message)
         self.result = result
         self.debug = debug
+
+
+def sort_violations(violations: list[Violation]) -> list[Violation]:
+    """Violations in report order: by level (mandatory first), policy, URN and message."""
+    return sorted(
+        violations, key=lambda v: (LEVEL_ORDER.get(v.level, 9), v.policy, v.urn, v.message)
+    )
+
+
+@dataclass(frozen=True)
+class StateOrigin:
+    """Where an analysed stack's state came from (``pushguard analyze``): the state file,
+    the line of the stack resource in it (findings about the whole stack point there), the
+    deployment schema version and the Pulumi version that wrote it."""
+
+    path: Path
+    stack_line: int = 1
+    version: int = 3
+    pulumi_version: str = ""
 
 
 @dataclass(frozen=True)
@@ -97,6 +117,9 @@ class PreviewResult:
     outermost first), for findings on resources made in a helper or a loop."""
     program_output: ProgramOutput = field(default_factory=ProgramOutput)
     """What the program printed to its stdout and stderr."""
+    state: StateOrigin | None = None
+    """Set when the result is of existing state (``pushguard analyze``) rather than of a
+    preview: resources are the stack's as deployed, located in the state file."""
     timings: dict[str, float] = field(default_factory=dict)
     """Seconds: ``program``; ``pack_start`` and ``configure`` (in the pack's thread, alongside
     the program); ``analyze`` (the wait for ``Analyze`` answers after the program);

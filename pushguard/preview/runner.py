@@ -33,11 +33,11 @@ from pushguard.preview.mocks import PLACEHOLDER_PROJECT_NUMBER
 from pushguard.preview.pack import pack_python, resolve_pack_dir
 from pushguard.preview.program import ProgramFailure
 from pushguard.preview.result import (
-    LEVEL_ORDER,
     NotChecked,
     PreviewError,
     PreviewResult,
     Violation,
+    sort_violations,
 )
 from pushguard.preview.stacks import load_stack, project_numbers
 from pushguard.preview.streaming import (
@@ -120,7 +120,7 @@ def run_preview(options: PreviewOptions) -> PreviewResult:
     finally:
         pack.close()
     found = [to_violation(d, result.policies) for d in diagnostics]
-    result.violations = _sorted([*result.violations, *found])
+    result.violations = sort_violations([*result.violations, *found])
     timings["total"] = time.perf_counter() - started
     result.timings = timings
     return result
@@ -135,12 +135,6 @@ def _fill(result: PreviewResult, run: IsolatedRun) -> None:
     result.program_output = run.output
     result.call_stacks = run.call_stacks
     result.notes = _notes(run)
-
-
-def _sorted(violations: list[Violation]) -> list[Violation]:
-    return sorted(
-        violations, key=lambda v: (LEVEL_ORDER.get(v.level, 9), v.policy, v.urn, v.message)
-    )
 
 
 def refusal_violations(result: PreviewResult, failure: ProgramFailure) -> list[Violation]:
@@ -194,7 +188,7 @@ def _finish(
             result.notes.append("the policy pack did not answer either")
         refused = refusal_violations(result, failure)
         if not refused or len(refused) < len(failure.problems):
-            result.violations = _sorted(refused)
+            result.violations = sort_violations(refused)
             raise PreviewError(str(failure), result, failure.traceback)
     try:
         clock = time.perf_counter()

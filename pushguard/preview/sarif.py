@@ -118,7 +118,8 @@ def to_sarif(result: PreviewResult | None) -> dict[str, Any]:
         if v.policy in index:
             entry["ruleIndex"] = index[v.policy]
         results.append(entry)
-    category = f"pushguard-preview/{result.project.name}/{result.stack}/"
+    tool = "pushguard-analyze" if result.state is not None else "pushguard-preview"
+    category = f"{tool}/{result.project.name}/{result.stack}/"
     log = _log(rules, results, category)
     invocation: dict[str, Any] = {"executionSuccessful": True, "exitCode": result.exit_code}
     notes = [_not_checked(result, n, index) for n in result.not_checked]

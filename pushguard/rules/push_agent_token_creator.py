@@ -39,7 +39,11 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
     """Violation when no unconditional token-creator grant to the service agent is found, when the
     role goes to the push-auth account itself instead, or when an authoritative binding of the
     role leaves the service agent out."""
-    if not facts.is_push() or not facts.has_push_auth_account():
+    if not facts.is_push():
+        return
+    if not facts.has_push_auth_account():
+        if "push_auth_account" in facts.unknown:  # not known yet: undecided, never passed
+            yield Result.unknown("the push-auth service account is not known", "push_auth_account")
         return  # push-auth-oidc reports a push subscription without an account
     yield from _bindings_without_agent(facts, facts.push_auth_account_bindings or ())
     grants = facts.push_auth_account_grants

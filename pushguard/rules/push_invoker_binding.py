@@ -21,7 +21,11 @@ from pushguard.rules.iam import INVOKER, find_grants
 
 def check(facts: SubscriptionFacts) -> Iterator[Result]:
     """Violation when the push-auth account holds no invoker role on the target."""
-    if not facts.is_push() or not facts.push_auth_account:
+    if not facts.is_push():
+        return
+    if not facts.push_auth_account:
+        if "push_auth_account" in facts.unknown and not facts.push_auth_account_project:
+            yield Result.unknown("the push-auth service account is not known", "push_auth_account")
         return
     target = facts.invoker_target
     if target is None:

@@ -80,6 +80,17 @@ def test_unknown_endpoint_is_undecided_not_passed() -> None:
     assert statuses["push-vpcsc-default-url"] is Status.UNKNOWN
 
 
+def test_unknown_push_auth_account_is_undecided_for_the_rules_that_need_it() -> None:
+    """A push config whose account is not known (a secret pushConfig in a state file, an Output
+    at preview) leaves the grant rules undecided: never passed quietly."""
+    facts = SubscriptionFacts(
+        **{**BASE, "push_auth_account": None}, unknown=frozenset({"push_auth_account"})
+    )
+    statuses = {f.rule_id: f.status for f in evaluate(facts)}
+    for rule in ("push-auth-oidc", "push-agent-token-creator", "push-invoker-binding"):
+        assert statuses[rule] is Status.UNKNOWN, rule
+
+
 def test_pull_subscription_has_no_findings() -> None:
     facts = SubscriptionFacts(resource="s", push_endpoint=None, exactly_once_delivery=True)
     assert evaluate(facts) == []

@@ -1,0 +1,425 @@
+"""Reading existing Pulumi state: the files ``pulumi stack export`` writes, and the checkpoints of
+a self-managed backend (``.pulumi/stacks/PROJECT/STACK.json[.gz]``).
+
+The shapes are Pulumi's ``apitype`` exchange types
+(https://github.com/pulumi/pulumi/blob/master/sdk/go/common/apitype/core.go):
+
+- ``pulumi stack export`` writes an ``UntypedDeployment``: ``{"version": N, "deployment": {...}}``;
+- a self-managed backend stores a ``VersionedCheckpoint``: ``{"version": N, "checkpoint":
+  {"stack": ..., "latest": {...deployment...}}}``;
+- the deployment is ``DeploymentV3`` (``manifest``, ``secrets_providers``, ``resources``,
+  ``pending_operations``) or, in older states, ``DeploymentV2``/``DeploymentV1``. Versions above
+  3 are refused as the CLI refuses them (``DeploymentSchemaVersionCurrent``). Older resources are
+  migrated as ``apitype`` documents it: V1's ``defaults`` are dropped; a V1/V2 resource's
+  ``propertyDependencies`` are every dependency for every input property.
+
+Secrets stay encrypted: a value ``{"4dabf18193072939515e22adb298388d":
+"1b47061264138c4ac30d75fd1eb44270", "ciphertext": ...}`` becomes a secret whose value is unknown
+(the wire form a policy pack gets for a secret it cannot see); an export made with
+``--show-secrets`` carries ``"plaintext"`` (the JSON text of the value), which becomes a secret
+with that value. Reports never show either (:mod:`pushguard.preview.redact`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import gzip
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
+
+from pushguard.crossguard.wire import SECRET_SIG, SIG_KEY
+
+CURRENT_VERSION = 3
+"""The newest deployment schema version Pulumi writes and pushguard reads."""
+
+STACK_TYPE = "pulumi:pulumi:Stack"
+SKIPPED_FOLDERS = frozenset({"history", "backups", "locks"})
+"""Folders of a self-managed backend's ``.pulumi`` that hold old copies or locks, not stacks."""
+
+
+class StateFileError(ValueError):
+    """A state file cannot be read: ``path`` and why (the field, and what is allowed)."""
+
+    def __init__(self, path: Path | str, message: str) -> None:
+        self.path = str(path)
+        self.message = message
+        super().__init__(f"{path}: {message}")
+
+
+@dataclass(frozen=True)
+class StateResource:
+    """One resource of a stack's state, in the wire form a policy pack gets.
+
+    ``inputs``/``outputs`` hold secrets as envelopes (value unknown when encrypted);
+    ``provider`` is the provider reference ``PROVIDER_URN::PROVIDER_ID`` (``""`` for component
+    resources and V1 states); ``line`` is the 1-based line of the resource in its file (0 when
+    the file is not line-oriented)."""
+
+    urn: str
+    type: str
+    custom: bool
+    id: str
+    parent: str
+    provider: str
+    inputs: dict[str, Any]
+    outputs: dict[str, Any]
+    dependencies: tuple[str, ...]
+    property_dependencies: dict[str, tuple[str, ...]]
+    delete: bool = False
+    protect: bool = False
+    ignore_changes: tuple[str, ...] = ()
+    additional_secret_outputs: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    line: int = 0
+
+    @property
+    def name(self) -> str:
+        """The resource's name: the URN's last part (``URN.Name()``)."""
+        return urn_parts(self.urn)[3]
+
+
+@dataclass(frozen=True)
+class StackState:
+    """A stack's state as read from ``path``: project and stack names (from the stack
+    resource's URN), the deployment schema ``version`` it was written in, the Pulumi version
+    that wrote it, its resources in file order, and how many secrets stayed encrypted."""
+
+    path: Path
+    project: str
+    stack: str
+    version: int
+    pulumi_version: str
+    resources: list[StateResource]
+    encrypted_secrets: int = 0
+    pending_operations: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def urn_parts(urn: str) -> tuple[str, str, str, str]:
+    """``(stack, project, qualified type, name)`` of ``urn:pulumi:STACK::PROJECT::TYPE::NAME``
+    (https://www.pulumi.com/docs/iac/concepts/resources/names/#urns; the name may hold ``::``).
+
+    Raises:
+        ValueError: not a Pulumi URN.
+    """
+    if not urn.startswith("urn:pulumi:"):
+        raise ValueError(f"{urn!r} is not a Pulumi URN (urn:pulumi:STACK::PROJECT::TYPE::NAME)")
+    parts = urn[len("urn:pulumi:") :].split("::", 3)
+    if len(parts) != 4 or not all(parts):
+        raise ValueError(f"{urn!r} is not a Pulumi URN (urn:pulumi:STACK::PROJECT::TYPE::NAME)")
+    return parts[0], parts[1], parts[2], parts[3]
+
+
+# --- the file shapes (apitype), checked before anything is analysed ------------------------
+
+_OptionalStrings = list[StrictStr] | None
+
+
+class _Resource(BaseModel):
+    """``ResourceV1``/``V2``/``V3``: the fields pushguard reads; others are ignored."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    urn: StrictStr = Field(pattern=r"^urn:pulumi:")
+    type: StrictStr = Field(min_length=1)
+    custom: StrictBool | None = None
+    delete: StrictBool | None = None
+    id: StrictStr | None = None
+    inputs: dict[str, Any] | None = None
+    outputs: dict[str, Any] | None = None
+    parent: StrictStr | None = None
+    protect: StrictBool | None = None
+    dependencies: _OptionalStrings = None
+    provider: StrictStr | None = None
+    property_dependencies: dict[str, _OptionalStrings] | None = Field(
+        None, alias="propertyDependencies"
+    )
+    additional_secret_outputs: _OptionalStrings = Field(None, alias="additionalSecretOutputs")
+    aliases: list[Any] | None = None
+    ignore_changes: _OptionalStrings = Field(None, alias="ignoreChanges")
+
+
+class _Manifest(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    version: StrictStr | None = None
+
+
+class _Deployment(BaseModel):
+    """``DeploymentV1``/``V2``/``V3``."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    manifest: _Manifest | None = None
+    resources: list[_Resource] | None = None
+    pending_operations: list[Any] | None = None
+
+
+def _located(error: ValidationError, raw: dict[str, Any]) -> str:
+    """The first problems of a validation error, each with its place in the file (resource
+    index and URN when there is one)."""
+    problems = []
+    for item in error.errors()[:3]:
+        where = ".".join(str(p) for p in item["loc"])
+        location = item["loc"]
+        if len(location) >= 2 and location[0] == "resources" and isinstance(location[1], int):
+            resources = raw.get("resources") or []
+            entry = resources[location[1]] if location[1] < len(resources) else None
+            urn = entry.get("urn") if isinstance(entry, dict) else None
+            if isinstance(urn, str):
+                where += f" ({urn})"
+        problems.append(f"{where}: {item['msg']}")
+    more = len(error.errors()) - len(problems)
+    return "; ".join(problems) + (f"; and {more} more" if more > 0 else "")
+
+
+# --- values --------------------------------------------------------------------------------
+
+
+class _SecretCounter:
+    """Turns state values into wire values, counting the encrypted secrets."""
+
+    def __init__(self, path: Path, urn: str) -> None:
+        self.path, self.urn = path, urn
+        self.encrypted = 0
+
+    def value(self, value: Any, where: str) -> Any:
+        if isinstance(value, dict):
+            if value.get(SIG_KEY) == SECRET_SIG:
+                return {SIG_KEY: SECRET_SIG, "value": self._secret(value, where)}
+            return {key: self.value(item, f"{where}.{key}") for key, item in value.items()}
+        if isinstance(value, list):
+            return [self.value(item, f"{where}[{i}]") for i, item in enumerate(value)]
+        return value
+
+    def _secret(self, envelope: dict[str, Any], where: str) -> Any:
+        if "plaintext" in envelope:
+            text = envelope["plaintext"]
+            try:
+                plain = json.loads(text) if isinstance(text, str) else None
+            except json.JSONDecodeError:
+                plain = None
+            if not isinstance(text, str) or (plain is None and text.strip() != "null"):
+                raise StateFileError(
+                    self.path,
+                    f"{self.urn} {where}: a secret's plaintext must be the JSON text of its value",
+                )
+            return self.value(plain, where)
+        if "ciphertext" in envelope or "value" in envelope:
+            if "value" in envelope:  # the wire form, as some tools write it
+                return self.value(envelope["value"], where)
+            self.encrypted += 1
+            return UNKNOWN_STRING_VALUE
+        raise StateFileError(
+            self.path, f"{self.urn} {where}: a secret needs its ciphertext or plaintext"
+        )
+
+
+# --- reading -------------------------------------------------------------------------------
+
+
+def _load_json(path: Path) -> tuple[Any, str]:
+    """The parsed document and its text; ``.gz`` files are decompressed (a self-managed
+    backend with ``PULUMI_SELF_MANAGED_STATE_GZIP``)."""
+    try:
+        data = path.read_bytes()
+        if path.suffix == ".gz" or data[:2] == b"\x1f\x8b":
+            data = gzip.decompress(data)
+        text = data.decode("utf-8")
+    except (OSError, EOFError, gzip.BadGzipFile) as error:
+        raise StateFileError(path, f"cannot be read: {error}") from None
+    except UnicodeDecodeError:
+        raise StateFileError(path, "is not UTF-8 text (a state file is JSON)") from None
+    try:
+        return json.loads(text), text
+    except json.JSONDecodeError as error:
+        raise StateFileError(
+            path, f"is not JSON ({error.msg} at line {error.lineno}, column {error.colno})"
+        ) from None
+
+
+def _deployment(path: Path, document: Any) -> tuple[int, dict[str, Any] | None]:
+    """``(version, deployment)`` of an export or a checkpoint (deployment ``None``: a stack
+    that was never deployed)."""
+    if not isinstance(document, dict):
+        raise StateFileError(
+            path, "must be a JSON object with version and deployment (pulumi stack export)"
+        )
+    version = document.get("version")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise StateFileError(path, "version must be a deployment schema version (1, 2 or 3)")
+    if version > CURRENT_VERSION:
+        raise StateFileError(
+            path,
+            f"deployment version {version} is newer than this pushguard reads "
+            f"(1 to {CURRENT_VERSION}); upgrade pushguard",
+        )
+    if version < 1:
+        raise StateFileError(path, f"version {version}: deployment versions start at 1")
+    if "deployment" in document:
+        deployment = document["deployment"]
+    elif "checkpoint" in document:
+        checkpoint = document["checkpoint"]
+        if not isinstance(checkpoint, dict):
+            raise StateFileError(path, "checkpoint must be an object")
+        deployment = checkpoint.get("latest")
+    else:
+        raise StateFileError(
+            path, "has neither deployment (pulumi stack export) nor checkpoint (a backend file)"
+        )
+    if deployment is not None and not isinstance(deployment, dict):
+        raise StateFileError(path, "deployment must be an object")
+    return version, deployment
+
+
+_URN_KEY = re.compile(r'"urn"\s*:\s*("(?:[^"\\]|\\.)*")')
+
+
+def _lines(text: str, urns: list[str]) -> list[int]:
+    """The line of each resource's own ``"urn"`` key, in order (resources are written in
+    order, each starting with its URN); 0 where it is not found."""
+    newlines = [i for i, char in enumerate(text) if char == "\n"]
+    found: list[int] = []
+    matches: Iterator[re.Match[str]] = _URN_KEY.finditer(text)
+    for urn in urns:
+        line = 0
+        for match in matches:
+            if json.loads(match.group(1)) == urn:
+                line = bisect.bisect_left(newlines, match.start()) + 1
+                break
+        found.append(line)
+        if not line:  # not found: search the rest afresh for the next one
+            matches = _URN_KEY.finditer(text)
+    return found
+
+
+def read_state(path: Path) -> StackState:
+    """Read one state file (export or checkpoint, any supported version, optionally gzipped).
+
+    Raises:
+        StateFileError: the file is missing, not JSON, not a deployment, of a version newer than
+            3, or a resource lacks a URN or type or has a field of the wrong type (the message
+            names the resource and the field).
+    """
+    document, text = _load_json(path)
+    version, raw = _deployment(path, document)
+    try:
+        deployment = _Deployment.model_validate(raw or {})
+    except ValidationError as error:
+        raise StateFileError(path, _located(error, raw or {})) from None
+    resources = deployment.resources or []
+    lines = _lines(text, [r.urn for r in resources])
+    converted: list[StateResource] = []
+    encrypted = 0
+    for resource, line in zip(resources, lines, strict=True):
+        state = _convert(path, resource, version, line)
+        converted.append(state[0])
+        encrypted += state[1]
+    project, stack = _names(path, document, converted)
+    pending = len(deployment.pending_operations or [])
+    notes = []
+    if pending:
+        notes.append(
+            f"{pending} operation(s) were pending when this state was written (an update was "
+            "interrupted); their resources are not analysed"
+        )
+    return StackState(
+        path=path,
+        project=project,
+        stack=stack,
+        version=version,
+        pulumi_version=(deployment.manifest.version if deployment.manifest else None) or "",
+        resources=converted,
+        encrypted_secrets=encrypted,
+        pending_operations=pending,
+        notes=notes,
+    )
+
+
+def _convert(path: Path, r: _Resource, version: int, line: int) -> tuple[StateResource, int]:
+    try:
+        urn_parts(r.urn)
+    except ValueError as error:
+        raise StateFileError(path, f"resource urn: {error}") from None
+    secrets = _SecretCounter(path, r.urn)
+    inputs = secrets.value(_public(r.inputs), "inputs")
+    outputs = secrets.value(_public(r.outputs), "outputs")
+    dependencies = tuple(r.dependencies or ())
+    if r.property_dependencies is not None:
+        by_property = {k: tuple(v or ()) for k, v in r.property_dependencies.items()}
+    elif version < CURRENT_VERSION:  # apitype's V2 -> V3 migration
+        by_property = {key: dependencies for key in inputs} if dependencies else {}
+    else:
+        by_property = {}
+    resource = StateResource(
+        urn=r.urn,
+        type=r.type,
+        custom=bool(r.custom),
+        id=r.id or "",
+        parent=r.parent or "",
+        provider=r.provider or "",
+        inputs=inputs,
+        outputs=outputs,
+        dependencies=dependencies,
+        property_dependencies=by_property,
+        delete=bool(r.delete),
+        protect=bool(r.protect),
+        ignore_changes=tuple(r.ignore_changes or ()),
+        additional_secret_outputs=tuple(r.additional_secret_outputs or ()),
+        aliases=tuple(a for a in r.aliases or () if isinstance(a, str)),
+        line=line,
+    )
+    return resource, secrets.encrypted
+
+
+def _public(properties: dict[str, Any] | None) -> dict[str, Any]:
+    """The properties without Pulumi's internal keys (``__defaults``, ``__meta``...: any key
+    starting with ``__``), which the engine does not send to analyzers
+    (``resource.IsInternalPropertyKey``)."""
+    return {k: v for k, v in (properties or {}).items() if not k.startswith("__")}
+
+
+def _names(path: Path, document: dict[str, Any], resources: list[StateResource]) -> tuple[str, str]:
+    """Project and stack: from the stack resource's URN, else any resource's, else the
+    checkpoint's ``stack`` (a stack never deployed), else the file name."""
+    ordered = sorted(resources, key=lambda r: r.type != STACK_TYPE)
+    if ordered:
+        stack, project, _, _ = urn_parts(ordered[0].urn)
+        return project, stack
+    checkpoint = document.get("checkpoint")
+    qualified = checkpoint.get("stack") if isinstance(checkpoint, dict) else None
+    name = qualified.rsplit("/", 1)[-1] if isinstance(qualified, str) and qualified else ""
+    return "", name or path.name.split(".", 1)[0]
+
+
+def find_state_files(paths: Iterable[Path]) -> tuple[list[Path], list[StateFileError]]:
+    """The state files named by ``paths``: files as given, folders searched for ``*.json`` and
+    ``*.json.gz`` (not in a backend's ``history``, ``backups`` or ``locks`` folders), sorted per
+    folder. A path that does not exist, or a folder with no state file, is an error for that
+    path only."""
+    found: list[Path] = []
+    errors: list[StateFileError] = []
+    for path in paths:
+        if path.is_dir():
+            files = sorted(
+                p
+                for p in path.rglob("*")
+                if p.is_file()
+                and (p.name.endswith(".json") or p.name.endswith(".json.gz"))
+                and not SKIPPED_FOLDERS.intersection(p.relative_to(path).parts[:-1])
+            )
+            if not files:
+                errors.append(StateFileError(path, "no state files (*.json, *.json.gz) in it"))
+            found += files
+        elif path.is_file():
+            found.append(path)
+        else:
+            errors.append(StateFileError(path, "does not exist"))
+    return found, errors

@@ -1,0 +1,238 @@
+"""Running a policy pack over existing stacks, as ``pulumi policy analyze`` does
+(``deploy.AnalyzeSnapshot``,
+https://github.com/pulumi/pulumi/blob/master/pkg/resource/deploy/analyze_snapshot.go):
+
+- every resource not marked for deletion goes to ``Analyze`` with its *inputs* (what ``Analyze``
+  gets during a deployment), its name (the URN's last part), its options (``parent``,
+  ``protect``, ``ignoreChanges``, ``additionalSecretOutputs``, ``aliases``) and its provider
+  (the provider resource's URN, type, name and inputs, found through the resource's provider
+  reference ``URN::ID``); a diagnostic without a URN is about the analysed resource;
+- ``AnalyzeStack`` then gets every such resource with its *outputs* (the deployed state), parent,
+  dependencies and property dependencies.
+
+One pack process serves every stack: it is started and configured once (schema defaults, the
+pack's initial config, the policy config file), as the preview does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from pushguard.analyze.deployment import (
+    STACK_TYPE,
+    StackState,
+    StateFileError,
+    StateResource,
+    find_state_files,
+    read_state,
+)
+from pushguard.policy.config_file import PolicyConfigError, load_policy_config, rule_config
+from pushguard.preview.analyzer import (
+    AnalyzerResource,
+    Diagnostic,
+    PackStartError,
+    PolicyPackProcess,
+)
+from pushguard.preview.engine import ResourceRecord
+from pushguard.preview.pack import pack_python, resolve_pack_dir
+from pushguard.preview.project import PulumiProject
+from pushguard.preview.result import PreviewError, PreviewResult, StateOrigin, sort_violations
+from pushguard.preview.runner import not_checked
+from pushguard.preview.streaming import PUSHGUARD_PACK, policy_meta, to_violation
+
+PROVIDER_PREFIX = "pulumi:providers:"
+
+
+@dataclass(frozen=True)
+class AnalyzeOptions:
+    """``paths``: state files or folders of them; ``policy_pack``: a pack folder (default
+    pushguard's own); ``policy_config``: a policy config JSON file."""
+
+    paths: list[Path]
+    policy_pack: Path | None = None
+    policy_config: Path | None = None
+
+
+@dataclass
+class AnalysisRun:
+    """What ``pushguard analyze`` found: one :class:`PreviewResult` per stack read (in the order
+    of the files), the files that could not be read, and the error that stopped the run, if
+    any (the results analysed before it are kept)."""
+
+    stacks: list[PreviewResult] = field(default_factory=list)
+    unreadable: list[StateFileError] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """2 when the run failed or a file could not be read (a gate fails closed), else 1
+        when a stack has a mandatory violation, else 0."""
+        if self.error is not None or self.unreadable:
+            return 2
+        return max((r.exit_code for r in self.stacks), default=0)
+
+
+def run_analyze(options: AnalyzeOptions) -> AnalysisRun:
+    """Read every state file, then analyse each stack with one pack process.
+
+    A file that cannot be read is listed in :attr:`AnalysisRun.unreadable` and the others are
+    still analysed. A policy config or pack that cannot be used, or a pack that fails during the
+    analysis, ends the run: :attr:`AnalysisRun.error` says why (exit 2).
+    """
+    run = AnalysisRun()
+    files, run.unreadable = find_state_files(options.paths)
+    states: list[StackState] = []
+    for path in files:
+        try:
+            states.append(read_state(path))
+        except StateFileError as error:
+            run.unreadable.append(error)
+    if not files and not run.unreadable:
+        run.error = "no state files given"
+        return run
+    try:
+        file_config = load_policy_config(options.policy_config) if options.policy_config else {}
+        pack_dir = resolve_pack_dir(options.policy_pack)
+        python = pack_python(pack_dir)
+    except (PolicyConfigError, PreviewError) as error:
+        run.error = str(error)
+        return run
+    if not states:
+        return run
+    source = str(options.policy_config or "")
+    pack = PolicyPackProcess(pack_dir, python=python)
+    try:
+        pack.start()
+        pack.connect()
+        info = pack.info()
+        resolved = pack.configure(file_config, source=source)
+        if info.name == PUSHGUARD_PACK:
+            rule_config(resolved, source)
+        policies = policy_meta(info, resolved)
+        for state in states:
+            result = _result(state)
+            result.pack_name, result.pack_version = info.name, info.version
+            result.policies = policies
+            diagnostics = analyze_stack(pack, state)
+            result.violations = sort_violations([to_violation(d, policies) for d in diagnostics])
+            result.not_checked = not_checked(pack.not_applicable)
+            run.stacks.append(result)
+    except PackStartError as error:
+        run.error = f"the policy pack {pack_dir} did not start: {error}"
+    except PolicyConfigError as error:
+        run.error = str(error)
+    except grpc.RpcError as error:
+        detail = error.details() if hasattr(error, "details") else str(error)
+        run.error = f"the policy pack {pack_dir} failed: {detail}"
+    finally:
+        pack.close()
+    return run
+
+
+def analyze_stack(pack: PolicyPackProcess, state: StackState) -> list[Diagnostic]:
+    """``Analyze`` per live resource (inputs), then ``AnalyzeStack`` over them all (outputs),
+    as ``deploy.AnalyzeSnapshot`` sends them. Returns the diagnostics in that order; the pack's
+    ``not_applicable`` answers are left in ``pack.not_applicable``."""
+    live = [r for r in state.resources if not r.delete]
+    providers = {r.urn: r for r in live if r.type.startswith(PROVIDER_PREFIX)}
+    diagnostics: list[Diagnostic] = []
+    for resource in live:
+        found = pack.analyze(_analyzer_resource(resource, providers, outputs=False))
+        diagnostics += [replace(d, urn=d.urn or resource.urn) for d in found]
+    stack = [_analyzer_resource(r, providers, outputs=True) for r in live]
+    diagnostics += pack.analyze_stack(stack)
+    return diagnostics
+
+
+def _analyzer_resource(
+    resource: StateResource, providers: dict[str, StateResource], *, outputs: bool
+) -> AnalyzerResource:
+    provider: StateResource | None = None
+    if resource.provider:
+        provider = providers.get(resource.provider.rsplit("::", 1)[0])
+    options: dict[str, Any] = {
+        "protect": resource.protect,
+        "ignoreChanges": list(resource.ignore_changes),
+        "additionalSecretOutputs": list(resource.additional_secret_outputs),
+        "aliases": list(resource.aliases),
+    }
+    return AnalyzerResource(
+        urn=resource.urn,
+        type=resource.type,
+        name=resource.name,
+        properties=resource.outputs if outputs else resource.inputs,
+        provider=provider.inputs if provider else None,
+        provider_type=provider.type if provider else "",
+        provider_urn=provider.urn if provider else "",
+        parent=resource.parent,
+        dependencies=resource.dependencies,
+        property_dependencies=resource.property_dependencies,
+        options=options,
+    )
+
+
+def _result(state: StackState) -> PreviewResult:
+    """The report model of one stack's state: its resources (the stack resource is the report's
+    root), located at their lines in the state file, and its outputs."""
+    project = PulumiProject(
+        name=state.project,
+        root=state.path.parent,
+        main=state.path,
+        stack_config_dir=state.path.parent,
+    )
+    records = []
+    stack_line, outputs = 1, {}
+    for r in state.resources:
+        if r.delete:
+            continue
+        if r.type == STACK_TYPE:
+            stack_line, outputs = r.line or 1, r.outputs
+            continue
+        records.append(
+            ResourceRecord(
+                urn=r.urn,
+                type=r.type,
+                name=r.name,
+                parent=r.parent,
+                custom=r.custom,
+                provider=r.provider,
+                inputs=r.inputs,
+                dependencies=r.dependencies,
+                property_dependencies=r.property_dependencies,
+                replace_on_changes=(),
+                delete_before_replace=False,
+                outputs=r.outputs,
+                source=(str(state.path.resolve()), r.line) if r.line else None,
+            )
+        )
+    notes = list(state.notes)
+    if state.encrypted_secrets:
+        notes.append(
+            f"{state.encrypted_secrets} secret value(s) in the state stay encrypted and count as "
+            "unknown: a policy that needs one reports that it could not run"
+        )
+    if state.version < 3:
+        notes.append(
+            f"the state is deployment version {state.version}; it was read as Pulumi migrates it "
+            "to version 3"
+        )
+    if not state.resources:
+        notes.append("the stack has no resources; nothing to analyse")
+    return PreviewResult(
+        project=project,
+        stack=state.stack,
+        resources=sorted(records, key=lambda r: r.urn),
+        violations=[],
+        notes=notes,
+        outputs=dict(sorted(outputs.items())),
+        state=StateOrigin(
+            path=state.path,
+            stack_line=stack_line,
+            version=state.version,
+            pulumi_version=state.pulumi_version,
+        ),
+    )
