@@ -88,6 +88,26 @@ class PreviewFormat(StrEnum):
     SARIF = "sarif"
 
 
+PolicyPackOption = Annotated[
+    Path | None,
+    typer.Option("--policy-pack", help="Policy pack folder (default: pushguard's own pack)."),
+]
+PolicyConfigOption = Annotated[
+    Path | None,
+    typer.Option("--policy-config", help="Policy config JSON, as --policy-pack-config."),
+]
+FormatOption = Annotated[PreviewFormat, typer.Option("--format", "-f", help="text, json or sarif")]
+OutputOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--output",
+        "-o",
+        help="Write the report here, whatever the exit code; the text report still goes to stdout.",
+    ),
+]
+"""The options ``pushguard preview`` and ``pushguard analyze`` share."""
+
+
 def _render(
     result: PreviewResult | None, output_format: PreviewFormat, error: str | None = None
 ) -> str:
@@ -120,26 +140,10 @@ def preview_command(  # noqa: PLR0917 - typer maps parameters to options
             help="Stack name, or org/project/stack (default: $PULUMI_STACK or the only one).",
         ),
     ] = None,
-    policy_pack: Annotated[
-        Path | None,
-        typer.Option("--policy-pack", help="Policy pack folder (default: pushguard's own pack)."),
-    ] = None,
-    policy_config: Annotated[
-        Path | None,
-        typer.Option("--policy-config", help="Policy config JSON, as --policy-pack-config."),
-    ] = None,
-    output_format: Annotated[
-        PreviewFormat, typer.Option("--format", "-f", help="text, json or sarif")
-    ] = PreviewFormat.TEXT,
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output",
-            "-o",
-            help="Write the report here, whatever the exit code; the text report still goes to "
-            "stdout.",
-        ),
-    ] = None,
+    policy_pack: PolicyPackOption = None,
+    policy_config: PolicyConfigOption = None,
+    output_format: FormatOption = PreviewFormat.TEXT,
+    output: OutputOption = None,
     timeout: Annotated[
         float, typer.Option("--timeout", min=1, max=86400, help="Seconds the program may run.")
     ] = DEFAULT_TIMEOUT,
@@ -209,26 +213,10 @@ def analyze_command(
             ".pulumi/stacks files), or folders of them."
         ),
     ],
-    policy_pack: Annotated[
-        Path | None,
-        typer.Option("--policy-pack", help="Policy pack folder (default: pushguard's own pack)."),
-    ] = None,
-    policy_config: Annotated[
-        Path | None,
-        typer.Option("--policy-config", help="Policy config JSON, as --policy-pack-config."),
-    ] = None,
-    output_format: Annotated[
-        PreviewFormat, typer.Option("--format", "-f", help="text, json or sarif")
-    ] = PreviewFormat.TEXT,
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output",
-            "-o",
-            help="Write the report here, whatever the exit code; the text report still goes to "
-            "stdout.",
-        ),
-    ] = None,
+    policy_pack: PolicyPackOption = None,
+    policy_config: PolicyConfigOption = None,
+    output_format: FormatOption = PreviewFormat.TEXT,
+    output: OutputOption = None,
 ) -> None:
     """Run a policy pack over existing stacks' state, as `pulumi policy analyze` does, for many
     stacks at once and without the Pulumi CLI: `Analyze` per resource (its inputs) and
