@@ -29,6 +29,7 @@ from pulumi.runtime import rpc
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -106,6 +107,21 @@ def _allow_deferred(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
 
 
 AllowDeferred = WrapValidator(_allow_deferred)
+
+
+def _wire_integer(value: Any) -> Any:
+    """An integral float (``30.0``) as the ``int`` it stands for; anything else unchanged, for the
+    strict ``int`` check (``30.5``, ``True`` and ``"30"`` still fail).
+
+    Pulumi's wire format has one number type, a double, so integer inputs sent by a program in
+    another language arrive as floats when the component is hosted (``components/``; Pulumi's
+    component provider in pulumi 3.272 does not convert them back)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+WireInteger = BeforeValidator(_wire_integer)
 
 
 class PushSubscriptionInputError(ValueError):
@@ -279,7 +295,7 @@ class DeadLetterSpec(_Strict):
 
     topic: Annotated[str, AfterValidator(_topic_ref), AllowDeferred] | None = None
     max_delivery_attempts: Annotated[
-        int, Field(strict=True), _int_between(5, 100, ""), AllowDeferred
+        int, Field(strict=True), WireInteger, _int_between(5, 100, ""), AllowDeferred
     ] = 5
 
 
@@ -320,7 +336,10 @@ class PushSubscriptionSpec(_Strict):
     no_wrapper: Annotated[bool, Field(strict=True)] = False
     write_metadata: Annotated[bool, Field(strict=True), AllowDeferred] = False
     ack_deadline_seconds: (
-        Annotated[int, Field(strict=True), _int_between(10, 600, " seconds"), AllowDeferred] | None
+        Annotated[
+            int, Field(strict=True), WireInteger, _int_between(10, 600, " seconds"), AllowDeferred
+        ]
+        | None
     ) = None
     message_retention_duration: (
         Annotated[str, _duration_between(600, 2678400), AllowDeferred] | None
