@@ -1,0 +1,87 @@
+"""Benchmark of ``pushguard analyze`` over many stacks' state.
+
+The example ``dev`` stack (3 ``PushSubscription`` components, 22 resources with the provider) is
+previewed once and written as a ``pulumi stack export`` file per stack (tests/analyze/exports.py),
+each under its own stack name; then the installed ``pushguard analyze FOLDER -f json`` runs in a fresh
+process
+(wall time, imports and the pack's start included) and its peak RSS is read.
+
+    python bench/analyze_bench.py                 # 10, 100 and 500 stacks
+    python bench/analyze_bench.py --stacks 50
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from pushguard.preview.runner import PreviewOptions, run_preview  # noqa: E402
+from tests.analyze.exports import dumps, export_from_preview  # noqa: E402
+
+
+def write_states(folder: Path, count: int) -> int:
+    """``count`` state files of the dev stack, renamed per stack; returns the resources per
+    stack."""
+    result = run_preview(PreviewOptions(ROOT / "stacks", "dev", None, ROOT / "policy-config.json"))
+    text = dumps(export_from_preview(result))
+    for n in range(count):
+        name = f"dev{n:04d}"
+        (folder / f"{name}.json").write_text(
+            text.replace("urn:pulumi:dev::", f"urn:pulumi:{name}::").replace(
+                "pushguard-example-dev", f"pushguard-example-{name}"
+            )
+        )
+    return len(json.loads(text)["deployment"]["resources"])
+
+
+def run(stacks: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        per_stack = write_states(folder, stacks)
+        clock = time.perf_counter()
+        done = subprocess.run(
+            [
+                str(Path(sys.executable).parent / "pushguard"),
+                "analyze",
+                str(folder),
+                "--policy-config",
+                str(ROOT / "policy-config.json"),
+                "-f",
+                "json",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        wall = time.perf_counter() - clock
+        report = json.loads(done.stdout)
+        assert report["summary"]["stacks"] == stacks, done.stderr
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return {"stacks": stacks, "resources": stacks * per_stack, "wall": wall, "rss": rss}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--stacks", type=int, nargs="+", default=[10, 100, 500])
+    args = parser.parse_args()
+    print("| stacks | resources | wall s | resources/s | peak RSS MiB (largest child) |")
+    print("|---|---|---|---|---|")
+    for count in args.stacks:
+        row = run(count)
+        print(
+            f"| {row['stacks']} | {row['resources']} | {row['wall']:.2f} | "
+            f"{row['resources'] / row['wall']:.0f} | {row['rss']:.0f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
