@@ -1,4 +1,5 @@
-"""Benchmark of ``pushguard audit`` at 10^5, 10^6 and 10^7 export lines against a bare Spark scan.
+"""Benchmark of ``pushguard audit`` against a Spark parse baseline and single-process Python
+(issue 15), at 10^5, 10^6 and 10^7 export lines.
 
 A generator writes a realistic synthetic Cloud Asset Inventory export (newline-delimited JSON,
 snake_case GCS shape, 8 shards): per project a Project asset, its IAM policy, service accounts,
@@ -7,14 +8,25 @@ of subscriptions (about 2% of the lines, 60% of them push, with a mix of complia
 non-compliant endpoints and accounts), plus IAM policies on service accounts and topics and one
 service perimeter per 50 projects. Lines are 400-1,500 bytes, like real exports.
 
-Each size runs in a fresh process (``--one N``): a warm-up read of the files (so both measures
-see the same page cache), then ``spark.read.text(...).count()`` (the bare scan), then the full
-audit, both in the same Spark session (``local[*]``). Reported: wall time of each, throughput,
-the ratio, and the peak RSS of the driver's Python process and of the JVM (in local mode the JVM
-also runs the executors' work).
+Every measure is a **fresh process**, timed from start to exit (JVM start-up included), run
+``--runs`` times (median reported), in this order per run: the audit, the Spark baseline, Python
+``json``, ``orjson``:
 
-    python bench/audit_bench.py                        # 1e5, 1e6, 1e7 lines
-    python bench/audit_bench.py --sizes 100000 1000000 --keep /tmp/exports
+- **audit**: ``pushguard audit EXPORT --out DIR --fail-on never`` with default settings;
+- **Spark baseline**: a fresh ``local[*]`` session running
+  ``spark.read.schema("name string, asset_type string, resource struct<data string>").json(path)``,
+  keeping the ``pubsub.googleapis.com/Subscription`` rows, writing Parquet (Spark's defaults);
+- **json / orjson**: one Python process, a loop that parses each line and keeps the
+  subscription rows.
+
+Peak RSS is the largest ``VmHWM`` seen per process (polled every 0.2 s) of the audit's Python
+driver and of its JVM (in local mode the JVM also runs the executors' work).
+
+    python bench/audit_bench.py --sizes 100000 1000000 --runs 3 --keep /tmp/exports
+    python bench/audit_bench.py --sizes 10000000 --runs 1 --keep /tmp/exports
+
+The generated exports stay under ``--keep`` (reused by later runs); without it they go to a
+temporary folder that is deleted at the end.
 """
 
 from __future__ import annotations
@@ -23,10 +35,12 @@ import argparse
 import json
 import os
 import random
-import resource
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -127,7 +141,9 @@ _ENDPOINTS = [
 ]
 
 
-def _subscription(pid: str, num: str, anc: str, k: int, push: bool, accounts: list[str]) -> str:
+def _subscription(  # noqa: PLR0917
+    pid: str, num: str, anc: str, k: int, push: bool, accounts: list[str]
+) -> str:
     push_config = "{}"
     if push:
         endpoint = _ENDPOINTS[k % len(_ENDPOINTS)].format(k=k, num=num)
@@ -150,8 +166,9 @@ def generate(folder: Path, lines: int, seed: int = 7) -> None:
     rng = random.Random(seed)
     folder.mkdir(parents=True, exist_ok=True)
     shards = [
-        open(folder / f"resource-{i:03d}.json", "w", buffering=1 << 22) for i in range(SHARDS)
-    ]  # noqa: SIM115
+        open(folder / f"resource-{i:03d}.json", "w", buffering=1 << 22)  # noqa: SIM115
+        for i in range(SHARDS)
+    ]
     written, n, k = 0, 0, 0
     try:
         while written < lines:
@@ -180,87 +197,177 @@ def generate(folder: Path, lines: int, seed: int = 7) -> None:
             shard.close()
 
 
-def _jvm_peak_kib() -> int:
-    peak = 0
-    for child in subprocess.run(
-        ["pgrep", "-P", str(os.getpid())], capture_output=True, text=True
-    ).stdout.split():
-        try:
-            status = Path(f"/proc/{child}/status").read_text()
-        except OSError:
-            continue
-        for line in status.splitlines():
-            if line.startswith("VmHWM:"):
-                peak = max(peak, int(line.split()[1]))
-    return peak
+BASELINE = """
+import sys
+from pyspark.sql import SparkSession
+spark = (
+    SparkSession.builder.master("local[*]")
+    .config("spark.driver.host", "127.0.0.1")
+    .config("spark.driver.bindAddress", "127.0.0.1")
+    .getOrCreate()
+)
+frame = spark.read.schema("name string, asset_type string, resource struct<data string>").json(
+    sys.argv[1]
+)
+frame.filter(frame.asset_type == "pubsub.googleapis.com/Subscription").write.mode(
+    "overwrite"
+).parquet(sys.argv[2])
+spark.stop()
+"""
+
+PYTHON_LOOP = """
+import sys
+import {module} as parser
+kept = []
+for name in sorted(__import__("os").listdir(sys.argv[1])):
+    with open(__import__("os").path.join(sys.argv[1], name), "rb") as lines:
+        for line in lines:
+            asset = parser.loads(line)
+            if asset.get("asset_type") == "pubsub.googleapis.com/Subscription":
+                kept.append(asset)
+print(len(kept))
+"""
 
 
-def one(lines: int, keep: Path | None) -> dict[str, float]:
-    """Generate, then time the bare scan and the audit in one session (this process)."""
-    from pyspark.sql import SparkSession  # noqa: PLC0415
+class _PeakRss:
+    """Polls the peak RSS (``VmHWM``) of a process tree: the largest Python and JVM process."""
 
-    from pushguard.audit.job import AuditOptions, run_audit  # noqa: PLC0415
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.python_kib = 0
+        self.jvm_kib = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._thread.start()
 
-    base = keep or Path(tempfile.mkdtemp(prefix="pushguard-bench-"))
-    export = base / f"export-{lines}"
-    if not export.exists():
-        generate(export, lines)
-    size = sum(p.stat().st_size for p in export.iterdir())
-    spark = (
-        SparkSession.builder.master("local[*]")
-        .config("spark.driver.memory", "8g")
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
+    def _tree(self) -> list[int]:
+        pids, todo = [], [self.pid]
+        while todo:
+            pid = todo.pop()
+            pids.append(pid)
+            try:
+                children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+            except OSError:
+                continue
+            todo += [int(c) for c in children]
+        return pids
+
+    def _poll(self) -> None:
+        while not self._stop.wait(0.2):
+            for pid in self._tree():
+                try:
+                    status = Path(f"/proc/{pid}/status").read_text()
+                except OSError:
+                    continue
+                fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+                peak = int(fields.get("VmHWM", "0 kB").split()[0])
+                if fields.get("Name", "").strip() == "java":
+                    self.jvm_kib = max(self.jvm_kib, peak)
+                else:  # the driver's Python (named after the script: pushguard, python3)
+                    self.python_kib = max(self.python_kib, peak)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _timed(command: list[str], env: dict[str, str] | None = None) -> dict[str, float]:
+    """Run ``command`` to its end: wall seconds and peak RSS (MiB) of its Python and JVM."""
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     )
-    spark.sparkContext.setLogLevel("ERROR")
-    files = str(export)
-    spark.read.text(files).count()  # warm-up: page cache and JIT for both measures
-    start = time.perf_counter()
-    counted = spark.read.text(files).count()
-    bare = time.perf_counter() - start
-    start = time.perf_counter()
-    result = run_audit(spark, AuditOptions([files], str(base / f"out-{lines}")))
-    full = time.perf_counter() - start
-    summary = result.summary
-    assert summary["lines"]["read"] == counted == lines, (summary["lines"], counted)
+    peak = _PeakRss(process.pid)
+    out, err = process.communicate()
+    wall = time.perf_counter() - start
+    peak.stop()
+    if process.returncode not in (0, 1):
+        raise RuntimeError(f"{command[:3]} exited {process.returncode}: {err[-3000:]}")
+    return {
+        "s": wall,
+        "python_mib": peak.python_kib / 1024,
+        "jvm_mib": peak.jvm_kib / 1024,
+        "stdout": out,  # type: ignore[dict-item]
+    }
+
+
+def measure(export: Path, work: Path, runs: int) -> dict[str, object]:
+    """``runs`` rounds of the four measures on ``export``; medians and peaks."""
+    python = sys.executable
+    script = str(Path(python).with_name("pushguard"))
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
+    env["PATH"] = f"{Path(python).parent}{os.pathsep}{env.get('PATH', '')}"
+    times: dict[str, list[float]] = {"audit": [], "baseline": [], "json": [], "orjson": []}
+    peaks: dict[str, float] = {"audit_python": 0, "audit_jvm": 0, "baseline_jvm": 0}
+    summary: dict[str, object] = {}
+    for _ in range(runs):
+        out = work / "audit-out"
+        audit = _timed([script, "audit", str(export), "--out", str(out), "--fail-on", "never"], env)
+        times["audit"].append(audit["s"])
+        peaks["audit_python"] = max(peaks["audit_python"], audit["python_mib"])
+        peaks["audit_jvm"] = max(peaks["audit_jvm"], audit["jvm_mib"])
+        summary = json.loads((out / "summary.json").read_text())
+        shutil.rmtree(out, ignore_errors=True)
+        target = work / "baseline.parquet"
+        base = _timed([python, "-c", BASELINE, str(export), str(target)], env)
+        times["baseline"].append(base["s"])
+        peaks["baseline_jvm"] = max(peaks["baseline_jvm"], base["jvm_mib"])
+        shutil.rmtree(target, ignore_errors=True)
+        for module in ("json", "orjson"):
+            loop = _timed([python, "-c", PYTHON_LOOP.format(module=module), str(export)], env)
+            times[module].append(loop["s"])
+    lines = summary["lines"]["read"]  # type: ignore[index]
     return {
         "lines": lines,
-        "bytes": size,
-        "bare_s": bare,
-        "audit_s": full,
-        "subscriptions": summary["subscriptions"]["evaluated"],
-        "violations": summary["findings"]["violations"],
-        "python_peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "jvm_peak_mib": _jvm_peak_kib() / 1024,
+        "bytes": sum(p.stat().st_size for p in export.iterdir()),
+        "runs": runs,
+        "times": times,
+        "median": {k: statistics.median(v) for k, v in times.items()},
+        "peaks_mib": peaks,
+        "subscriptions": summary["subscriptions"]["evaluated"],  # type: ignore[index]
+        "violations": summary["findings"]["violations"],  # type: ignore[index]
+        "timings_s": summary["timings_s"],  # type: ignore[index]
     }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    """Generate the exports (or reuse them under ``--keep``), measure, print the table."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000, 10_000_000])
-    parser.add_argument("--keep", type=Path, help="keep the generated exports here")
-    parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--runs", type=int, default=3, help="runs per measure (median)")
+    parser.add_argument("--keep", type=Path, help="keep (and reuse) the generated exports here")
+    parser.add_argument("--json", type=Path, help="also write the raw results here (JSON lines)")
     options = parser.parse_args()
-    if options.one:
-        print(json.dumps(one(options.one, options.keep)))
-        return
+    base = options.keep or Path(tempfile.mkdtemp(prefix="pushguard-bench-"))
+    work = Path(tempfile.mkdtemp(prefix="pushguard-bench-work-"))
     print(
-        "| lines | GB | bare scan s | audit s | ratio | lines/s (audit) | subscriptions | violations | peak RSS Python / JVM MiB |"
+        "| lines | GB | audit s | Spark baseline s | audit / baseline | Python json s | "
+        "orjson s | audit peak RSS Python / JVM MiB | baseline JVM MiB | subscriptions | "
+        "violations |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
-    for size in options.sizes:
-        command = [sys.executable, __file__, "--one", str(size)]
-        if options.keep:
-            command += ["--keep", str(options.keep)]
-        out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-        r = json.loads(out.strip().splitlines()[-1])
-        print(
-            f"| {r['lines']:,} | {r['bytes'] / 1e9:.2f} | {r['bare_s']:.1f} | {r['audit_s']:.1f} | "
-            f"{r['audit_s'] / r['bare_s']:.1f}x | {r['lines'] / r['audit_s']:,.0f} | "
-            f"{r['subscriptions']:,} | {r['violations']:,} | {r['python_peak_mib']:.0f} / "
-            f"{r['jvm_peak_mib']:.0f} |",
-            flush=True,
-        )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    try:
+        for size in options.sizes:
+            export = base / f"export-{size}"
+            if not export.exists():
+                generate(export, size)
+            r = measure(export, work, options.runs)
+            if options.json:
+                with options.json.open("a") as raw:
+                    raw.write(json.dumps(r) + "\n")
+            m, p = r["median"], r["peaks_mib"]
+            print(
+                f"| {r['lines']:,} | {r['bytes'] / 1e9:.2f} | {m['audit']:.1f} | "  # type: ignore[index]
+                f"{m['baseline']:.1f} | {m['audit'] / m['baseline']:.2f}x | "  # type: ignore[index]
+                f"{m['json']:.1f} | {m['orjson']:.1f} | {p['audit_python']:.0f} / "  # type: ignore[index]
+                f"{p['audit_jvm']:.0f} | {p['baseline_jvm']:.0f} | {r['subscriptions']:,} | "  # type: ignore[index]
+                f"{r['violations']:,} |",
+                flush=True,
+            )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        if not options.keep:
+            shutil.rmtree(base, ignore_errors=True)
 
 
 if __name__ == "__main__":

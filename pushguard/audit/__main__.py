@@ -24,7 +24,15 @@ def main(argv: list[str] | None = None) -> int:
         prog="pushguard.audit",
         description="Audit every Pub/Sub push subscription in Cloud Asset Inventory exports.",
     )
-    parser.add_argument("export_paths", nargs="+", metavar="EXPORT_PATH")
+    parser.add_argument("export_paths", nargs="*", metavar="EXPORT_PATH")
+    parser.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="bigquery:PROJECT.DATASET.TABLE",
+        help="a CAI export in BigQuery (repeatable; PREFIX* for --per-asset-type tables); "
+        "needs the spark-bigquery-connector",
+    )
     parser.add_argument("--out", required=True, help="output folder (local or a URI)")
     parser.add_argument("--master", help="Spark master (default: local[*], or spark-submit's)")
     parser.add_argument("--policy-config", type=Path, help="policy-config.json (levels, settings)")
@@ -44,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         include_dry_run=options.include_dry_run_perimeters,
         max_line_bytes=options.max_line_bytes,
         debug=options.debug,
+        inputs=options.input,
     )
 
 

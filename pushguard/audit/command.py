@@ -17,8 +17,10 @@ from typing import TextIO
 
 from pyspark.sql import SparkSession
 
+from pushguard.audit.bigquery import BigQueryInputError, parse_input
 from pushguard.audit.job import FAIL_ON, AuditOptions, run_audit
 from pushguard.audit.parse import DEFAULT_MAX_LINE_BYTES
+from pushguard.audit.progress import ConsoleProgress
 from pushguard.audit.read import InputError
 from pushguard.policy.config_file import PolicyConfigError, load_rule_config
 
@@ -49,9 +51,13 @@ def run(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     stderr: TextIO | None = None,
     debug: bool = False,
+    inputs: list[str] | None = None,
 ) -> int:
     """Run the audit; return 0, 1 (violations at or above ``fail_on``) or 2 (bad usage, failed
     run). Messages go to ``stderr`` (default ``sys.stderr``); the summary line to stdout.
+
+    ``inputs`` are the ``--input`` values, BigQuery tables (``bigquery:PROJECT.DATASET.TABLE``
+    or ``bigquery:PROJECT.DATASET.PREFIX*``), read after ``paths``; at least one of the two.
 
     Any failure of the run (Spark, the JVM, the executors, the output folder...) is one
     paragraph on ``stderr`` and exit code 2; ``debug`` adds the traceback."""
@@ -61,12 +67,20 @@ def run(
             raise AuditUsageError(f"--fail-on: one of {', '.join(FAIL_ON)}, not {fail_on!r}")
         if max_line_bytes < 1024:
             raise AuditUsageError("--max-line-bytes: at least 1024")
+        for value in inputs or ():
+            parse_input(value, "--input")
+        paths = [*paths, *(inputs or ())]
+        if not paths:
+            raise AuditUsageError("nothing to audit: give an EXPORT_PATH or --input")
         rules = load_rule_config(policy_config)
-    except (AuditUsageError, PolicyConfigError) as error:
+    except (AuditUsageError, BigQueryInputError, PolicyConfigError) as error:
         print(f"pushguard audit: error: {error}", file=stderr)
         return 2
+    progress = ConsoleProgress(stderr)  # phases on stderr: live on a terminal, else lines
     try:
+        progress.phase("starting Spark")
         spark = session(master)
+        progress.attach(spark.sparkContext)
         check_executors(spark)
         result = run_audit(
             spark,
@@ -78,17 +92,21 @@ def run(
                 include_dry_run=include_dry_run,
                 max_line_bytes=max_line_bytes,
             ),
+            progress,
         )
     except (InputError, AuditRunError) as error:
+        progress.close()
         if debug:
             traceback.print_exception(error, file=stderr)
         print(f"pushguard audit: error: {error}", file=stderr)
         return 2
     except Exception as error:  # any failed run: exit code 2, not a traceback
+        progress.close()
         if debug:
             traceback.print_exception(error, file=stderr)
         print(f"pushguard audit: error: {describe(error)}", file=stderr)
         return 2
+    progress.close()
     summary = result.summary
     lines = summary.lines
     subscriptions = summary.subscriptions
@@ -117,6 +135,8 @@ def session(master: str | None) -> SparkSession:
             defaults = local_defaults(os.environ, executable=sys.executable)
             for key, value in defaults.items():
                 builder = builder.config(key, value)
+            if sys.stderr.isatty():  # the audit's own progress line replaces Spark's bars
+                builder = builder.config("spark.ui.showConsoleProgress", "false")
             if "spark.pyspark.python" in defaults:
                 # PySpark starts its workers with $PYSPARK_PYTHON (else python3 on PATH): this
                 # interpreter, the one that has pushguard, also when the venv is not activated.

@@ -122,9 +122,11 @@ def hierarchy(assets: DataFrame) -> DataFrame:
     return spark.createDataFrame(rows, "key string, ancestors array<string>")
 
 
-def _with_ancestors(frame: DataFrame, tree: DataFrame) -> DataFrame:
+def _with_ancestors(frame: DataFrame, tree: DataFrame | None) -> DataFrame:
     """Fill ``ancestors`` from the hierarchy where the export has none (``parent`` is a
-    container's full name)."""
+    container's full name); ``tree`` None: every asset has its ancestors."""
+    if tree is None:
+        return frame
     parent_key = F.when(F.col("parent").startswith(CRM), F.substring_index("parent", CRM, -1))
     tree = tree.select(F.col("key").alias("parent_key"), F.col("ancestors").alias("derived"))
     return (
@@ -135,13 +137,21 @@ def _with_ancestors(frame: DataFrame, tree: DataFrame) -> DataFrame:
     )
 
 
-def subscription_facts(assets: DataFrame, include_dry_run: bool = False) -> DataFrame:
+def subscription_facts(
+    assets: DataFrame, include_dry_run: bool = False, *, derive_ancestors: bool = True
+) -> DataFrame:
     """One row per subscription, with exactly the columns and types of
-    :data:`~pushguard.audit.schemas.JOINED_SCHEMA` (what :mod:`pushguard.audit.evaluate` reads)."""
+    :data:`~pushguard.audit.schemas.JOINED_SCHEMA` (what :mod:`pushguard.audit.evaluate` reads).
+
+    ``assets`` are :func:`~pushguard.audit.parse.parse_assets` rows (``source``, ``position``,
+    ``asset_type``, ``name``, ``ancestors``, ``parent``, the typed payloads, ``reason``).
+    ``derive_ancestors=False`` says that every parsed asset of a needed type has ``ancestors``:
+    the hierarchy is then not built (no collect to the driver); the result is the same. Lazy.
+    """
     resources, policies, perimeters = (
         frame.persist(StorageLevel.MEMORY_AND_DISK) for frame in split_assets(assets)
     )
-    tree = F.broadcast(hierarchy(resources))
+    tree = F.broadcast(hierarchy(resources)) if derive_ancestors else None
 
     sub_data = F.col(data_column(SUBSCRIPTION))
     subs = (

@@ -15,6 +15,10 @@ are listed and read; the others are reported as skipped.
 
 Paths go through Hadoop's ``FileSystem``, so ``gs://`` works wherever the Cloud Storage connector
 is on Spark's classpath.
+
+An input written ``bigquery:PROJECT.DATASET.TABLE`` (or ``bigquery:PROJECT.DATASET.PREFIX*`` for an
+export with ``--per-asset-type``) is a CAI export to BigQuery, read through the
+spark-bigquery-connector and turned into the same lines (:mod:`pushguard.audit.bigquery`).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
+from pushguard.audit.bigquery import BigQueryInputError, is_bigquery, parse_input, read_input
 from pushguard.audit.outputs import hadoop_path
 from pushguard.audit.schemas import NEEDED_TYPES
 
@@ -43,26 +48,37 @@ block; an element index for JSON arrays) and the text."""
 
 
 class InputError(ValueError):
-    """An export path does not exist or holds no files."""
+    """An export path does not exist or holds no files, or a BigQuery input cannot be read (bad
+    reference, no such table, no connector)."""
 
 
 @dataclass
 class Inputs:
-    """The files to read: newline-delimited, JSON arrays, and asset-type folders skipped."""
+    """The files to read: newline-delimited, JSON arrays, and asset-type folders skipped; and
+    the BigQuery tables, each as ``(source, lines)`` in :data:`LINE_SCHEMA`."""
 
     ndjson: list[str] = field(default_factory=list)
     arrays: list[str] = field(default_factory=list)
     skipped_types: list[str] = field(default_factory=list)
+    bigquery: list[tuple[str, DataFrame]] = field(default_factory=list)
 
 
 def discover(spark: SparkSession, paths: list[str]) -> Inputs:
-    """List the files under ``paths`` (files or folders, recursively), sorted.
+    """List the files under ``paths`` (files or folders, recursively), sorted; ``bigquery:``
+    inputs are looked up through the connector (:func:`pushguard.audit.bigquery.read_input`).
 
     Raises:
-        InputError: a path does not exist, or nothing readable is found under it.
+        InputError: a path does not exist, or nothing readable is found under it; a BigQuery
+            input is malformed, its table does not exist, or the connector is missing.
     """
     inputs = Inputs()
     for raw in paths:
+        if is_bigquery(raw):
+            try:
+                inputs.bigquery += read_input(spark, parse_input(raw), NEEDED_TYPES)
+            except BigQueryInputError as error:
+                raise InputError(str(error)) from None
+            continue
         fs, path = hadoop_path(spark, raw)
         if not fs.exists(path):
             raise InputError(f"EXPORT_PATH {raw}: does not exist")
@@ -133,6 +149,7 @@ def read_lines(spark: SparkSession, inputs: Inputs) -> DataFrame:
     if inputs.arrays:
         rows = spark.sparkContext.wholeTextFiles(",".join(inputs.arrays)).flatMap(_array_elements)
         frames.append(spark.createDataFrame(rows, LINE_SCHEMA))
+    frames += [lines for _, lines in inputs.bigquery]
     if not frames:
         return spark.createDataFrame([], LINE_SCHEMA)
     result = frames[0]

@@ -12,7 +12,14 @@ from pyspark.sql import SparkSession
 from pushguard.audit.evaluate import findings_for, plan
 from pushguard.policy import load_rule_config
 
-HEAVY = ("pulumi", "pulumi_policy", "pulumi_gcp", "grpc", "pushguard.crossguard", "pushguard.preview")
+HEAVY = (
+    "pulumi",
+    "pulumi_policy",
+    "pulumi_gcp",
+    "grpc",
+    "pushguard.crossguard",
+    "pushguard.preview",
+)
 
 ROW = {
     "asset_name": "//pubsub.googleapis.com/projects/acme-orders/subscriptions/orders",
@@ -45,10 +52,17 @@ def test_rules_run_on_executors_without_the_pack(spark: SparkSession) -> None:
                 name for name in sys.modules if name.split(".")[0] in HEAVY or name in HEAVY
             )
             yield pa.RecordBatch.from_pylist(
-                [{"rules": ",".join(sorted({f.rule_id for f in found})), "loaded": ",".join(loaded)}]
+                [
+                    {
+                        "rules": ",".join(sorted({f.rule_id for f in found})),
+                        "loaded": ",".join(loaded),
+                    }
+                ]
             )
 
-    rows = spark.range(2, numPartitions=2).mapInArrow(probe, "rules string, loaded string").collect()
+    rows = (
+        spark.range(2, numPartitions=2).mapInArrow(probe, "rules string, loaded string").collect()
+    )
     assert rows, "the probe ran on no executor"
     for row in rows:
         assert "push-endpoint-https" in row["rules"]  # the rules really ran there

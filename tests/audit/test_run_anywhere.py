@@ -159,9 +159,10 @@ def test_any_failed_run_exits_2_with_one_paragraph(
     code = command.run([str(tmp_path)], str(tmp_path / "out"), stderr=stderr)
     assert code == 2
     message = stderr.getvalue()
-    assert message.startswith("pushguard audit: error:")
     assert "Traceback" not in message
-    assert len(message.strip().splitlines()) == 1
+    errors = [line for line in message.splitlines() if "error" in line]
+    assert len(errors) == 1 and errors[0].startswith("pushguard audit: error:")
+    assert message.rstrip().splitlines()[-1] == errors[0]  # after the phases, one paragraph
 
     stderr = io.StringIO()
     code = command.run([str(tmp_path)], str(tmp_path / "out"), stderr=stderr, debug=True)
@@ -181,3 +182,13 @@ def test_cli_has_a_debug_option(
     )
     assert result.exit_code == 2, result.output
     assert "Traceback" in result.output and "Py4JNetworkError" in result.output
+
+
+def test_a_run_shows_its_phases_on_stderr(spark: SparkSession, tmp_path: Path) -> None:
+    export = write_lines(tmp_path / "export.json", [GOOD])
+    result = CliRunner().invoke(app, ["audit", str(export), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 1, result.output
+    for phase in ("reading", "parsing", "joining", "evaluating", "writing findings"):
+        assert f"pushguard audit: {phase}" in result.stderr
+    assert "pushguard audit: parsing" not in result.stdout
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["lines"]["read"] == 1

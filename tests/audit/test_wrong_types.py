@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 from pyspark.sql import SparkSession
 
@@ -37,3 +39,60 @@ def test_non_string_identity_fields_are_quarantined(spark: SparkSession, tmp_pat
     )
     assert all(not t.startswith("[") for t in summary["assets_by_type"])
     assert summary["subscriptions"]["evaluated"] == 1
+
+
+def _with(asset: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    """A deep copy of ``asset`` with the field at ``path`` (dots) set to ``value``."""
+    copy = json.loads(json.dumps(asset))
+    *parents, last = path.split(".")
+    node = copy
+    for key in parents:
+        node = node.setdefault(key, {})
+    node[last] = value
+    return copy
+
+
+def test_wrong_types_in_the_fields_the_audit_reads_are_quarantined(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    base = cai.subscription(
+        "acme-orders", "123456789012", "typed", "https://o.example.com/push", "p@x.com", "aud"
+    )
+    iam = cai.iam(base, ("roles/pubsub.subscriber", ["user:a@example.com"]))
+    lines = [
+        _with(base, "ancestors", ["projects/123456789012", 5]),
+        _with(base, "update_time", 5),
+        _with(base, "resource.parent", 7),
+        _with(base, "resource.data.pushConfig.pushEndpoint", 5),
+        _with(base, "resource.data.pushConfig.oidcToken.serviceAccountEmail", {"a": 1}),
+        _with(base, "resource.data.deadLetterPolicy.deadLetterTopic", ["t"]),
+        _with(iam, "iam_policy.bindings", [{"role": True, "members": ["user:a@example.com"]}]),
+        _with(iam, "iam_policy.bindings", [{"role": "roles/owner", "members": ["user:a", 1]}]),
+        # strings that look like other JSON types are strings: parsed, not quarantined
+        _with(base, "resource.data.pushConfig.oidcToken.audience", "123"),
+        _with(_with(base, "update_time", "true"), "name", base["name"] + "2"),
+        cai.perimeter("123456789012"),
+    ]
+    lines.append(
+        _with(
+            lines[-1], "service_perimeter.status.restricted_services", ["pubsub.googleapis.com", 1]
+        )
+    )
+    export = write_lines(tmp_path / "export.json", lines)
+    result = audit(spark, [export], tmp_path / "out")
+    reasons = {q["line"]: q["reason"] for q in result.quarantined}
+    assert reasons == {
+        1: "ancestors[] is not a JSON string",
+        2: "update_time is not a JSON string",
+        3: "resource.parent is not a JSON string",
+        4: "resource.data.pushConfig.pushEndpoint is not a JSON string",
+        5: "resource.data.pushConfig.oidcToken.serviceAccountEmail is not a JSON string",
+        6: "resource.data.deadLetterPolicy.deadLetterTopic is not a JSON string",
+        7: "iam_policy.bindings[].role is not a JSON string",
+        8: "iam_policy.bindings[].members[] is not a JSON string",
+        12: "service_perimeter.status.restricted_services[] is not a JSON string",
+    }
+    summary = result.summary
+    assert summary["lines"] == {"read": 12, "parsed": 3, "quarantined": 9}
+    assert sum(summary["quarantine_reasons"].values()) == 9
+    assert summary["subscriptions"]["evaluated"] == 2

@@ -1,0 +1,410 @@
+"""Cloud Asset Inventory exports in BigQuery, read as the lines of a newline-delimited export.
+
+``gcloud asset export --bigquery-table=... --bigquery-dataset=...`` writes one table per content
+type; with ``--per-asset-type`` it writes one table per asset type, named after the table given
+plus the asset type, every character that is not a letter or a digit turned into ``_``
+(``cai_pubsub_googleapis_com_Subscription`` for ``--bigquery-table=cai``). The schemas are
+documented in "Export asset metadata to BigQuery"
+(https://cloud.google.com/asset-inventory/docs/export-bigquery) and in the API's
+``BigQueryDestination`` (https://cloud.google.com/asset-inventory/docs/reference/rest/v1/TopLevel/exportAssets#bigquerydestination):
+
+- one table per content type (the default): ``name``, ``asset_type``, the content type's record
+  (``resource``, ``iam_policy``, ``org_policy``, ``access_policy`` / ``access_level`` /
+  ``service_perimeter``, ``os_inventory``, ``related_assets``...), ``ancestors`` (REPEATED
+  STRING) and ``update_time`` (TIMESTAMP). ``resource.data`` is a **STRING holding the JSON** of
+  the resource: :data:`RESOURCE_TABLE`, :data:`IAM_POLICY_TABLE`, :data:`ACCESS_POLICY_TABLE`;
+- per asset type, content type ``resource``: ``resource.data`` is a **RECORD** with the fields of
+  that asset type, and the column names are camelCase (``assetType``, ``updateTime``,
+  ``resource.discoveryName``), as the documentation's "Casing" section says; other content types
+  keep snake_case;
+- partitioned tables (``--partition-key``) add the TIMESTAMP columns ``readTime`` and
+  ``requestTime``; they keep one snapshot per export, so only the newest (the greatest
+  ``requestTime``) is read.
+
+The spark-bigquery-connector (https://github.com/GoogleCloudDataproc/spark-bigquery-connector)
+gives a TIMESTAMP as ``TimestampType``, a REPEATED field as ``ArrayType`` and a RECORD as
+``StructType``. :func:`export_lines` turns such a DataFrame into the audit's lines
+(:data:`pushguard.audit.read.LINE_SCHEMA`), each row the JSON text its asset would have in a
+newline-delimited export, so :mod:`pushguard.audit.parse` reads both alike. Only
+:func:`load_table` talks to BigQuery; the connector is not bundled (Dataproc images have it; see
+:data:`CONNECTOR_MISSING`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    ArrayType,
+    BooleanType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+PREFIX = "bigquery:"
+"""How an input names a BigQuery table: ``bigquery:PROJECT.DATASET.TABLE``."""
+
+ALLOWED = (
+    "bigquery:PROJECT.DATASET.TABLE (a table of a Cloud Asset Inventory export to BigQuery) or "
+    "bigquery:PROJECT.DATASET.PREFIX* (the tables of an export with --per-asset-type: PREFIX "
+    "followed by the asset type)"
+)
+"""What ``--input`` accepts, for error messages."""
+
+CONNECTOR_MISSING = (
+    "reading BigQuery needs the spark-bigquery-connector, which is not on Spark's classpath: "
+    "add the connector built for your Spark version, e.g. spark-submit --packages "
+    "com.google.cloud.spark:spark-4.0-bigquery:VERSION (or spark-4.1-bigquery, "
+    "spark-3.5-bigquery; versions at "
+    "https://github.com/GoogleCloudDataproc/spark-bigquery-connector/releases), or --jars with "
+    "its jar; Dataproc images include it"
+)
+"""The message when ``format("bigquery")`` is not found."""
+
+PARTITION_COLUMNS = ("requestTime", "readTime", "request_time", "read_time")
+"""The columns a partitioned export adds (not part of an asset)."""
+
+# A project ID (lower case, digits, hyphens; starts with a letter), optionally domain-scoped
+# (example.com:my-project); a dataset (letters, digits, underscores); a table (letters, digits,
+# underscores, hyphens), or a table prefix ending in '*'.
+_TABLE = re.compile(
+    r"^(?P<project>(?:[a-z0-9][a-z0-9.-]*:)?[a-z][a-z0-9-]*)"
+    r"\.(?P<dataset>[A-Za-z0-9_]{1,1024})"
+    r"\.(?P<table>[A-Za-z0-9_-]{1,1024})(?P<prefix>\*)?$"
+)
+_NOT_ALPHANUMERIC = re.compile(r"[^A-Za-z0-9]")
+_DATA_SENTINEL = "\u0000pushguard:resource.data\u0000"
+"""Stands for ``resource.data`` in the envelope's JSON until the data's own text replaces it."""
+
+
+class BigQueryInputError(ValueError):
+    """An ``--input`` value that is not a BigQuery table reference (the message says what is
+    allowed), or a table that cannot be read."""
+
+
+@dataclass(frozen=True)
+class BigQueryInput:
+    """A parsed ``bigquery:`` input: one table, or the per-asset-type tables of an export.
+
+    Attributes:
+        project: the project ID (``my-project`` or ``example.com:my-project``).
+        dataset: the dataset ID.
+        table: the table, or the prefix of the per-asset-type tables.
+        per_asset_type: the input ended in ``*``: ``table`` is a prefix.
+    """
+
+    project: str
+    dataset: str
+    table: str
+    per_asset_type: bool = False
+
+    @property
+    def spec(self) -> str:
+        """The input as written: ``bigquery:P.D.T`` or ``bigquery:P.D.PREFIX*``."""
+        return f"{PREFIX}{self.project}.{self.dataset}.{self.table}" + (
+            "*" if self.per_asset_type else ""
+        )
+
+    def tables(self, asset_types: Iterable[str]) -> list[str]:
+        """The full table names to read (``PROJECT.DATASET.TABLE``), sorted: the table itself,
+        or for a prefix one table per asset type in ``asset_types`` (see
+        :func:`per_asset_type_table`)."""
+        base = f"{self.project}.{self.dataset}."
+        if not self.per_asset_type:
+            return [base + self.table]
+        return sorted(base + per_asset_type_table(self.table, kind) for kind in asset_types)
+
+
+def is_bigquery(value: str) -> bool:
+    """Whether an input names BigQuery (starts with ``bigquery:``)."""
+    return value.startswith(PREFIX)
+
+
+def parse_input(value: str, option: str = "--input") -> BigQueryInput:
+    """Parse ``bigquery:PROJECT.DATASET.TABLE`` or ``bigquery:PROJECT.DATASET.PREFIX*``.
+
+    Raises:
+        BigQueryInputError: anything else, naming ``option``, the value and what is allowed.
+    """
+    found = _TABLE.match(value[len(PREFIX) :]) if is_bigquery(value) else None
+    if found is None:
+        raise BigQueryInputError(f"{option} {value!r}: not a BigQuery table; use {ALLOWED}")
+    return BigQueryInput(
+        project=found["project"],
+        dataset=found["dataset"],
+        table=found["table"],
+        per_asset_type=bool(found["prefix"]),
+    )
+
+
+def per_asset_type_table(prefix: str, asset_type: str) -> str:
+    """The per-asset-type table of ``asset_type``: ``prefix`` followed by the asset type with
+    every character that is not a letter or digit replaced by ``_``
+    (``cai_`` + ``pubsub.googleapis.com/Subscription`` ->
+    ``cai_pubsub_googleapis_com_Subscription``), as documented for
+    ``BigQueryDestination.separate_tables_per_asset_type``:
+    https://cloud.google.com/asset-inventory/docs/reference/rest/v1/TopLevel/exportAssets#bigquerydestination
+
+    Export with ``--bigquery-table=cai`` and read ``bigquery:P.D.cai_*``: the API joins the
+    table and the type with ``_``, which the prefix carries."""
+    return prefix + _NOT_ALPHANUMERIC.sub("_", asset_type)
+
+
+def _resource_record(data: StructField) -> StructType:
+    return StructType(
+        [
+            StructField("version", StringType()),
+            StructField("discovery_document_uri", StringType()),
+            StructField("discovery_name", StringType()),
+            StructField("resource_url", StringType()),
+            StructField("parent", StringType()),
+            data,
+            StructField("location", StringType()),
+        ]
+    )
+
+
+def _envelope(*content: StructField) -> StructType:
+    return StructType(
+        [
+            StructField("name", StringType()),
+            StructField("asset_type", StringType()),
+            *content,
+            StructField("ancestors", ArrayType(StringType(), containsNull=False)),
+            StructField("update_time", TimestampType()),
+        ]
+    )
+
+
+RESOURCE_TABLE = _envelope(
+    StructField("resource", _resource_record(StructField("data", StringType())))
+)
+"""The table of a ``--content-type=resource`` export, as Spark types: ``resource.data`` is the
+resource's JSON as a STRING."""
+
+_CONDITION = StructType(
+    [StructField(name, StringType()) for name in ("expression", "title", "description", "location")]
+)
+
+IAM_POLICY_TABLE = _envelope(
+    StructField(
+        "iam_policy",
+        StructType(
+            [
+                StructField("etag", StringType()),
+                StructField(
+                    "bindings",
+                    ArrayType(
+                        StructType(
+                            [
+                                StructField("role", StringType()),
+                                StructField("members", ArrayType(StringType(), False)),
+                                StructField("condition", _CONDITION),
+                            ]
+                        ),
+                        False,
+                    ),
+                ),
+            ]
+        ),
+    )
+)
+"""The table of a ``--content-type=iam-policy`` export, as Spark types."""
+
+_PERIMETER_CONFIG = StructType(
+    [
+        StructField("resources", ArrayType(StringType(), False)),
+        StructField("access_levels", ArrayType(StringType(), False)),
+        StructField("restricted_services", ArrayType(StringType(), False)),
+        StructField(
+            "vpc_accessible_services",
+            StructType(
+                [
+                    StructField("enable_restriction", BooleanType()),
+                    StructField("allowed_services", ArrayType(StringType(), False)),
+                ]
+            ),
+        ),
+    ]
+)
+
+ACCESS_POLICY_TABLE = _envelope(
+    StructField(
+        "access_policy",
+        StructType([StructField(name, StringType()) for name in ("name", "parent", "title")]),
+    ),
+    StructField(
+        "access_level",
+        StructType([StructField(name, StringType()) for name in ("name", "title", "description")]),
+    ),
+    StructField(
+        "service_perimeter",
+        StructType(
+            [
+                *(StructField(n, StringType()) for n in ("name", "title", "description")),
+                StructField("perimeter_type", StringType()),
+                StructField("status", _PERIMETER_CONFIG),
+                StructField("spec", _PERIMETER_CONFIG),
+                StructField("use_explicit_dry_run_spec", BooleanType()),
+            ]
+        ),
+    ),
+)
+"""The table of a ``--content-type=access-policy`` export, as Spark types (the records as far as
+the audit reads them; any other field the table has is passed through)."""
+
+
+def latest_snapshot(frame: DataFrame) -> DataFrame:
+    """The rows of the newest export in a partitioned table (the greatest ``requestTime``), or
+    ``frame`` unchanged when it has no such column."""
+    column = next((c for c in ("requestTime", "request_time") if c in frame.columns), None)
+    if column is None:
+        return frame
+    newest = frame.agg(F.max(column).alias(column))
+    return frame.join(F.broadcast(newest), column, "left_semi")
+
+
+def _asset_columns(frame: DataFrame) -> list[Column]:
+    """The columns of an asset, as its JSON object's members; ``resource.data`` given as a
+    string is replaced by a placeholder; empty ``ancestors`` (a REPEATED field is never null) are
+    left out, as a line without them would be."""
+    columns = []
+    for field in frame.schema.fields:
+        name = field.name
+        if name in PARTITION_COLUMNS:
+            continue
+        column = F.col(f"`{name}`")
+        if name == "ancestors" and isinstance(field.dataType, ArrayType):
+            column = F.when(F.size(column) > 0, column)
+        elif name == "resource" and _data_is_text(field):
+            # data that is not JSON stays a JSON string: the line is still JSON, and the audit
+            # quarantines it as data that does not fit its asset type
+            data = column["data"]
+            column = column.withField(
+                "data", F.when(_valid_json(data), F.lit(_DATA_SENTINEL)).otherwise(data)
+            )
+        columns.append(column.alias(name))
+    return columns
+
+
+def _data_is_text(field: StructField) -> bool:
+    record = field.dataType
+    return isinstance(record, StructType) and any(
+        f.name == "data" and isinstance(f.dataType, StringType) for f in record.fields
+    )
+
+
+def _valid_json(text: Column) -> Column:
+    return text.isNotNull() & F.get_json_object(text, "$").isNotNull()
+
+
+def asset_json(frame: DataFrame) -> Column:
+    """Each row of an export table as the JSON text of its asset, as a newline-delimited export
+    line has it: the row's columns as members (nulls left out), ``resource.data`` embedded as
+    JSON (from the text of the single-table form, or the record of the per-asset-type form)."""
+    text = F.to_json(F.struct(*_asset_columns(frame)))
+    if "resource" not in frame.columns or not _data_is_text(frame.schema["resource"]):
+        return text
+    data = F.col("resource.data")
+    return F.when(
+        _valid_json(data), F.replace(text, F.lit(json.dumps(_DATA_SENTINEL)), data)
+    ).otherwise(text)
+
+
+def export_lines(frame: DataFrame, source: str) -> DataFrame:
+    """An export table (as the spark-bigquery-connector reads it) as the audit's lines.
+
+    Args:
+        frame: one table of a Cloud Asset Inventory export to BigQuery, any content type, single
+            table or per asset type (see the module docstring); partitioned tables are cut to
+            their newest snapshot (:func:`latest_snapshot`).
+        source: what the lines' ``source`` says (``bigquery:PROJECT.DATASET.TABLE``).
+
+    Returns:
+        A DataFrame in :data:`pushguard.audit.read.LINE_SCHEMA`: ``source``, ``block`` (the
+        partition, so that a quarantined row's "line" is its position in the read), ``position``
+        (increasing within a block) and ``value``, the asset's JSON (:func:`asset_json`).
+
+    Raises:
+        BigQueryInputError: the table has no ``name`` column (not an asset export).
+    """
+    if "name" not in frame.columns:
+        raise BigQueryInputError(
+            f"{source}: not a Cloud Asset Inventory export table (no 'name' column; columns: "
+            f"{', '.join(frame.columns[:12])})"
+        )
+    frame = latest_snapshot(frame)
+    return frame.select(
+        F.lit(source).alias("source"),
+        F.spark_partition_id().cast("long").alias("block"),
+        F.monotonically_increasing_id().alias("position"),
+        asset_json(frame).alias("value"),
+    )
+
+
+Loader = Callable[[SparkSession, str], "DataFrame | None"]
+"""Loads one table by its full name, or returns None when it does not exist."""
+
+_NOT_FOUND = re.compile(r"Table \S+ (was )?not found|Not found: Table", re.IGNORECASE)
+_NO_CONNECTOR = re.compile(
+    r"DATA_SOURCE_NOT_FOUND|Failed to find (the )?data source: bigquery", re.IGNORECASE
+)
+
+
+def load_table(spark: SparkSession, table: str) -> DataFrame | None:
+    """``spark.read.format("bigquery").option("table", table).load()``: the table through the
+    spark-bigquery-connector (the schema is read now, the rows when the audit scans them), or
+    None when the connector says it does not exist (``Table P.D.T not found``, from
+    ``BigQueryRelationProviderBase.createRelationInternal`` in the connector's source).
+
+    Raises:
+        BigQueryInputError: the connector is not on the classpath (:data:`CONNECTOR_MISSING`).
+    """
+    try:
+        return spark.read.format("bigquery").option("table", table).load()
+    except Exception as error:
+        text = str(error)
+        if _NO_CONNECTOR.search(text):
+            raise BigQueryInputError(CONNECTOR_MISSING) from None
+        if _NOT_FOUND.search(text):
+            return None
+        raise
+
+
+def read_input(
+    spark: SparkSession,
+    source: BigQueryInput,
+    asset_types: Iterable[str],
+    load: Loader | None = None,
+) -> list[tuple[str, DataFrame]]:
+    """The tables of one ``bigquery:`` input, each as ``(source, lines)`` (:func:`export_lines`).
+
+    For a per-asset-type prefix only the tables of ``asset_types`` are looked up; those that do
+    not exist (no asset of that type in the export) are left out.
+
+    Raises:
+        BigQueryInputError: a named table does not exist, no per-asset-type table exists for the
+            prefix, or the connector is missing.
+    """
+    load = load or load_table
+    found = []
+    for table in source.tables(asset_types):
+        frame = load(spark, table)
+        if frame is None:
+            if not source.per_asset_type:
+                raise BigQueryInputError(f"{source.spec}: the table does not exist")
+            continue
+        found.append((f"{PREFIX}{table}", export_lines(frame, f"{PREFIX}{table}")))
+    if not found:
+        raise BigQueryInputError(
+            f"{source.spec}: no table {source.project}.{source.dataset}.{source.table}<asset "
+            "type> exists for the asset types the audit reads"
+        )
+    return found
