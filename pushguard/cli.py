@@ -210,7 +210,9 @@ def analyze_command(
         list[Path],
         typer.Argument(
             help="State files written by `pulumi stack export` (or a self-managed backend's "
-            ".pulumi/stacks files), or folders of them."
+            ".pulumi/stacks files), or folders of them.",
+            exists=False,
+            readable=False,  # an unreadable file is reported with the others, not a usage error
         ),
     ],
     policy_pack: PolicyPackOption = None,

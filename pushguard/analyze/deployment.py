@@ -25,6 +25,7 @@ from __future__ import annotations
 import bisect
 import gzip
 import json
+import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -183,6 +184,9 @@ def _located(error: ValidationError, raw: dict[str, Any]) -> str:
 # --- values --------------------------------------------------------------------------------
 
 
+_MAX_DOUBLE = 1.7976931348623157e308
+
+
 class _SecretCounter:
     """Turns state values into wire values, counting the encrypted secrets."""
 
@@ -197,6 +201,11 @@ class _SecretCounter:
             return {key: self.value(item, f"{where}.{key}") for key, item in value.items()}
         if isinstance(value, list):
             return [self.value(item, f"{where}[{i}]") for i, item in enumerate(value)]
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _MAX_DOUBLE:
+            raise StateFileError(
+                self.path,
+                f"{self.urn} {where}: the number does not fit a double (Pulumi's numbers)",
+            )
         return value
 
     def _secret(self, envelope: dict[str, Any], where: str) -> Any:
@@ -238,11 +247,24 @@ def _load_json(path: Path) -> tuple[Any, str]:
     except UnicodeDecodeError:
         raise StateFileError(path, "is not UTF-8 text (a state file is JSON)") from None
     try:
-        return json.loads(text), text
+        return json.loads(text, parse_constant=_no_constant, parse_float=_finite), text
     except json.JSONDecodeError as error:
         raise StateFileError(
             path, f"is not JSON ({error.msg} at line {error.lineno}, column {error.colno})"
         ) from None
+    except (ValueError, RecursionError) as error:  # NaN, 1e999, a 5,000-digit integer, nesting
+        raise StateFileError(path, f"is not a state Pulumi writes: {error}") from None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"the number {text[:40]} does not fit a double")
+    return value
 
 
 def _deployment(path: Path, document: Any) -> tuple[int, dict[str, Any] | None]:
@@ -265,6 +287,8 @@ def _deployment(path: Path, document: Any) -> tuple[int, dict[str, Any] | None]:
         raise StateFileError(path, f"version {version}: deployment versions start at 1")
     if "deployment" in document:
         deployment = document["deployment"]
+        if deployment is None:
+            raise StateFileError(path, "deployment is null; pulumi stack export writes an object")
     elif "checkpoint" in document:
         checkpoint = document["checkpoint"]
         if not isinstance(checkpoint, dict):
@@ -322,6 +346,7 @@ def read_state(path: Path) -> StackState:
         state = _convert(path, resource, version, line)
         converted.append(state[0])
         encrypted += state[1]
+    _check_references(path, converted)
     project, stack = _names(path, document, converted)
     pending = len(deployment.pending_operations or [])
     notes = []
@@ -379,6 +404,46 @@ def _convert(path: Path, r: _Resource, version: int, line: int) -> tuple[StateRe
     return resource, secrets.encrypted
 
 
+def _check_references(path: Path, resources: list[StateResource]) -> None:
+    """What Pulumi's snapshot integrity check refuses (``Snapshot.VerifyIntegrity`` in
+    ``pkg/resource/deploy/snapshot.go``): two live resources with one URN, and a parent,
+    dependency or provider reference that names no resource of the state (a provider reference
+    is ``URN::ID`` of a ``pulumi:providers:*`` resource). A state that fails it would be analysed
+    with parts of its facts missing, so it is refused instead.
+
+    Raises:
+        StateFileError: naming the resource and the reference.
+    """
+    urns: set[str] = set()
+    providers: set[str] = set()
+    for resource in resources:
+        if resource.delete:
+            continue
+        if resource.urn in urns:
+            raise StateFileError(path, f"{resource.urn}: two resources have this URN")
+        urns.add(resource.urn)
+        if resource.type.startswith("pulumi:providers:"):
+            providers.add(f"{resource.urn}::{resource.id}")
+    for resource in resources:
+        if resource.delete:
+            continue
+        if resource.parent and resource.parent not in urns:
+            raise StateFileError(
+                path, f"{resource.urn}: parent {resource.parent} is not a resource of this state"
+            )
+        for dependency in resource.dependencies:
+            if dependency not in urns:
+                raise StateFileError(
+                    path, f"{resource.urn}: dependency {dependency} is not a resource of this state"
+                )
+        if resource.provider and resource.provider not in providers:
+            raise StateFileError(
+                path,
+                f"{resource.urn}: provider {resource.provider!r} is not a provider of this state "
+                "(a provider reference is PROVIDER_URN::PROVIDER_ID)",
+            )
+
+
 def _public(properties: dict[str, Any] | None) -> dict[str, Any]:
     """The properties without Pulumi's internal keys (``__defaults``, ``__meta``...: any key
     starting with ``__``), which the engine does not send to analyzers
@@ -408,18 +473,44 @@ def find_state_files(paths: Iterable[Path]) -> tuple[list[Path], list[StateFileE
     errors: list[StateFileError] = []
     for path in paths:
         if path.is_dir():
-            files = sorted(
-                p
-                for p in path.rglob("*")
-                if p.is_file()
-                and (p.name.endswith(".json") or p.name.endswith(".json.gz"))
-                and not SKIPPED_FOLDERS.intersection(p.relative_to(path).parts[:-1])
-            )
-            if not files:
+            files, problems = _walk(path)
+            errors += problems
+            if not files and not problems:
                 errors.append(StateFileError(path, "no state files (*.json, *.json.gz) in it"))
             found += files
-        elif path.is_file():
-            found.append(path)
+        elif path.exists():
+            found.append(path)  # a file, or something reading will name
         else:
             errors.append(StateFileError(path, "does not exist"))
     return found, errors
+
+
+def _is_state_name(name: str) -> bool:
+    return name.endswith(".json") or name.endswith(".json.gz")
+
+
+def _walk(folder: Path) -> tuple[list[Path], list[StateFileError]]:
+    """The state files under ``folder`` (sorted), and the entries that could not be looked at:
+    a folder that cannot be listed, a state-named link to nothing. Links to folders are not
+    followed (a backend folder has none, and a loop would never end)."""
+    files: list[Path] = []
+    problems: list[StateFileError] = []
+
+    def unlistable(error: OSError) -> None:
+        problems.append(StateFileError(error.filename, f"cannot be listed: {error.strerror}"))
+
+    for root, folders, names in os.walk(folder, onerror=unlistable):
+        here = Path(root)
+        if SKIPPED_FOLDERS.intersection(here.relative_to(folder).parts):
+            folders.clear()
+            continue
+        folders.sort()
+        for name in sorted(names):
+            if not _is_state_name(name):
+                continue
+            entry = here / name
+            if entry.is_file():
+                files.append(entry)
+            else:
+                problems.append(StateFileError(entry, "is a link to nothing (or not a file)"))
+    return sorted(files), problems

@@ -61,9 +61,9 @@ class _Report(Protocol):
 @dataclass(frozen=True)
 class _StackAnalysis:
     """The rule-independent part of a stack check: each readable subscription with its facts
-    from its own properties (``alone``) and resolved through the stack's graph (``full``)."""
+    resolved through the stack's graph."""
 
-    subscriptions: list[tuple[WireResource, Resolution, Resolution]]
+    subscriptions: list[tuple[WireResource, Resolution]]
 
     @classmethod
     def of(cls, policy_resources: list[Any], settings: PackSettings) -> _StackAnalysis:
@@ -74,11 +74,10 @@ class _StackAnalysis:
             if sub.type != SUBSCRIPTION_TYPE:
                 continue
             try:
-                alone = subscription_facts(sub, settings)
                 full = subscription_facts(sub, settings, graph)
             except WireShapeError:
                 continue  # the resource half reports it
-            subscriptions.append((sub, alone, full))
+            subscriptions.append((sub, full))
         return cls(subscriptions)
 
 
@@ -105,8 +104,8 @@ ENABLES: dict[str, str] = {
     "dead_letter": _NUMBERS,
     "token_creator_grant": "set projectNumbers, or tokenCreatorGrantedProjects, under {policy}",
     "in_service_perimeter": "set perimeterProjects and projectNumbers under {policy}",
-    "push_auth_account": "set projectNumbers under {policy}, or name the push-auth account by "
-    "its e-mail",
+    "push_auth_account": "set defaultProject (the project of subscriptions that name none) and "
+    "projectNumbers under {policy}, or name the push-auth account by its e-mail",
     "target": "declare the service behind the endpoint in this stack to check its grants",
 }
 """Per result field, what lets a rule decide (``{policy}``: the policy's name; settings go in
@@ -238,9 +237,10 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
         except PackConfigError:
             return  # the resource half reports it on every subscription
         unverified: list[tuple[WireResource, str]] = []
-        for sub, alone, full in _stack_analysis(list(args.resources), settings).subscriptions:
-            if any(r.status is Status.VIOLATION for r in self.rule.check(alone.facts)):
-                continue  # the resource half reports it
+        # A violation the resource half already reported (same policy, URN and message) is
+        # dropped by the server; one it could not see (the project or endpoint only in the
+        # outputs, a provider that supplied the project) is reported here.
+        for sub, full in _stack_analysis(list(args.resources), settings).subscriptions:
             for result in self.rule.check(full.facts):
                 if result.status is Status.VIOLATION:
                     report(f"{sub.name}: {result.message}", sub.urn)

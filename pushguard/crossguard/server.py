@@ -7,7 +7,11 @@ own Analyzer servicer, extended in two ways:
 - before pulumi-policy unwraps secret envelopes, the secret strings of the request are put in scope
   for :func:`pushguard.crossguard.secrets.scrub`, so no policy message repeats them;
 - a request pulumi-policy itself cannot decode (an unrecognised signature in the properties, for
-  example) gets a diagnostic per enabled policy instead of a failed gRPC call.
+  example) gets a diagnostic per enabled policy instead of a failed gRPC call;
+- each policy checks a subscription twice, from its inputs (``Analyze``) and from the stack's
+  outputs and graph (``AnalyzeStack``); a stack diagnostic that repeats a resource diagnostic
+  (same policy, URN and message) is dropped, so a finding is shown once and one only the outputs
+  show (a project the provider filled in, a drifted endpoint) is still shown.
 
 pulumi-policy's servicer class is internal (``_PolicyAnalyzerServicer``); the supported range in
 ``pyproject.toml`` is pinned and the protocol tests start this server exactly as the Pulumi CLI
@@ -66,6 +70,10 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
             "https://github.com/pushguard/pushguard",
         )
         self._policies = policies
+        self._reported: set[tuple[str, str, str]] = set()
+        """``(policy, URN, message)`` of the ``Analyze`` diagnostics since ``Configure`` or the
+        last ``AnalyzeStack``, so ``AnalyzeStack`` does not repeat them (the engine sends it once,
+        after every ``Analyze`` of the stack)."""
         # The resource types the resource halves check, when every policy is pushguard's own.
         self._resource_types: frozenset[str] | None = (
             frozenset({SUBSCRIPTION_TYPE})
@@ -80,6 +88,7 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
         if everything is not None and everything.properties.fields:
             problem = all_settings_problem(everything.properties.fields.keys())
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"pushguard policy config: {problem}")
+        self._reported.clear()  # a new run
         return super().Configure(request, context)  # type: ignore[no-untyped-call]
 
     def Analyze(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC method name
@@ -87,7 +96,13 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
             # No policy's resource half looks at this type: answer without pulumi-policy
             # deserialising the properties once per policy (most of a stack is such resources).
             return proto.AnalyzeResponse()
-        return self._guarded(super().Analyze, request, context, [request.properties], request.urn)
+        response = self._guarded(
+            super().Analyze, request, context, [request.properties], request.urn
+        )
+        self._reported.update(
+            (d.policyName, d.urn or request.urn, d.message) for d in response.diagnostics
+        )
+        return response
 
     def AnalyzeStack(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC method name
         structs = [r.properties for r in request.resources]
@@ -98,6 +113,14 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
                 proto.PolicyNotApplicable(policy_name=policy, reason=reason)
             )
         _place_unverified(response, notes.unverified)
+        new = [
+            d
+            for d in response.diagnostics
+            if (d.policyName, d.urn, d.message) not in self._reported
+        ]
+        del response.diagnostics[:]
+        response.diagnostics.extend(new)
+        self._reported.clear()  # the stack is done; the next Analyze calls are another stack's
         return response
 
     def _guarded(

@@ -466,3 +466,103 @@ def test_run_analyze_keeps_stack_order_of_the_arguments(dev, legacy, tmp_path: P
     second = write(tmp_path, "a-legacy.json", export_from_preview(legacy))
     run = run_analyze(AnalyzeOptions([first, second], policy_config=CONFIG))
     assert [r.stack for r in run.stacks] == ["dev", "legacy"] and run.exit_code == 1
+
+
+# --- what only the outputs show, integrity, and files no JSON parser should accept ------------
+
+
+def _strip_project(document: dict[str, Any], name: str) -> None:
+    """The subscription ``name`` and the provider set no project: the provider took it from the
+    environment (GOOGLE_CLOUD_PROJECT), so only the outputs know it."""
+    for entry in document["deployment"]["resources"]:
+        if entry["type"].startswith("pulumi:providers:") or entry["urn"].endswith(f"::{name}"):
+            entry.get("inputs", {}).pop("project", None)
+
+
+def test_a_project_only_the_outputs_know_is_still_checked(legacy, tmp_path: Path) -> None:
+    document = export_from_preview(legacy)
+    _strip_project(document, "legacy-billing")
+    code, out, _ = analyze(
+        write(tmp_path, "s.json", document), "--policy-config", CONFIG, "-f", "json"
+    )
+    (stack,) = json.loads(out)["stacks"]
+    assert code == 1
+    billing = {v[0] for v in findings(stack) if v[2].endswith(f"{SUB}::legacy-billing")}
+    assert "push-sa-same-project" in billing, "AnalyzeStack sees the deployed project"
+    assert len(stack["violations"]) == len(findings(stack)), "each finding once"
+
+
+def test_a_drifted_endpoint_in_the_outputs_is_checked(dev, tmp_path: Path) -> None:
+    def drift(entry: dict[str, Any]) -> None:
+        if entry["type"] == SUB and entry["urn"].endswith("::invoices"):
+            entry["outputs"]["pushConfig"]["pushEndpoint"] = "http://invoices.example/push"
+
+    state = write(tmp_path, "s.json", export_from_preview(dev, edit=drift))
+    code, out, _ = analyze(state, "--policy-config", CONFIG, "-f", "json")
+    (stack,) = json.loads(out)["stacks"]
+    assert code == 1
+    assert ("push-endpoint-https", "mandatory") in {(v[0], v[1]) for v in findings(stack)}
+
+
+def _broken(kind: str, document: dict[str, Any]) -> None:
+    resources = document["deployment"]["resources"]
+    subscription = next(r for r in resources if r["type"] == SUB)
+    if kind == "provider":
+        subscription["provider"] = subscription["provider"].rsplit("::", 1)[0] + "::nope"
+    elif kind == "parent":
+        subscription["parent"] = "urn:pulumi:legacy::pushguard-example::pulumi:pulumi:Stack::gone"
+    elif kind == "duplicate":
+        resources.append(dict(subscription))
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [
+        ("provider", "is not a provider of this state"),
+        ("parent", "is not a resource of this state"),
+        ("duplicate", "two resources have this URN"),
+    ],
+)
+def test_a_state_that_fails_pulumis_integrity_check_is_refused(
+    legacy, tmp_path: Path, kind: str, expected: str
+) -> None:
+    document = export_from_preview(legacy)
+    _broken(kind, document)
+    state = write(tmp_path, f"{kind}.json", document)
+    code, _, err = analyze(state, "--policy-config", CONFIG)
+    assert code == 2 and f"{kind}.json" in err and expected in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"version": 3, "deployment": {"resources": [], "x": NaN}}', "NaN is not JSON"),
+        ('{"version": 3, "deployment": {"resources": [], "x": 1e999}}', "does not fit a double"),
+        ('{"version": 3, "deployment": {"resources": [], "x": ' + "9" * 5000 + "}}", "digits"),
+        ('{"version": 3, "deployment": {"x": ' + "[" * 100_000 + "]" * 100_000 + "}}", "recursion"),
+        ('{"version": 3, "deployment": null}', "deployment is null"),
+    ],
+)
+def test_what_pulumi_never_writes_is_refused_not_crashed_on(
+    legacy, tmp_path: Path, text: str, expected: str
+) -> None:
+    bad = write(tmp_path, "bad.json", text)
+    good = write(tmp_path, "good.json", export_from_preview(legacy))
+    report_file = tmp_path / "r.json"
+    code, _, err = analyze(bad, good, "--policy-config", CONFIG, "-f", "json", "-o", report_file)
+    report = json.loads(report_file.read_text())
+    assert code == 2 and "Traceback" not in err
+    assert [s["stack"] for s in report["stacks"]] == ["legacy"]
+    (problem,) = report["unreadable"]
+    assert Path(problem["path"]).name == "bad.json" and expected in problem["message"]
+
+
+def test_a_link_to_nothing_in_a_folder_is_reported(legacy, tmp_path: Path) -> None:
+    folder = tmp_path / "states"
+    write(folder, "good.json", export_from_preview(legacy))
+    (folder / "team-b.json").symlink_to(tmp_path / "gone.json")
+    (folder / "loop").symlink_to(folder)  # a link to a folder is not followed
+    code, out, err = analyze(folder, "--policy-config", CONFIG, "-f", "json")
+    report = json.loads(out)
+    assert code == 2 and "team-b.json" in err
+    assert [s["stack"] for s in report["stacks"]] == ["legacy"]
