@@ -116,7 +116,9 @@ def _render(
     if output_format is PreviewFormat.SARIF:
         return render_sarif(result, error)
     with open(os.devnull, "w") as sink:
-        console = Console(record=True, width=200, file=sink, highlight=False, soft_wrap=True)
+        console = Console(
+            record=True, width=200, file=sink, highlight=False, soft_wrap=True, emoji=False
+        )
         if result is not None:
             render_text(result, console) if error is None else render_program_output(
                 result, console
@@ -178,12 +180,14 @@ def preview_command(  # noqa: PLR0917 - typer maps parameters to options
     if output is None and output_format is not PreviewFormat.TEXT:
         sys.stdout.write(_render(result, output_format, error))
     elif error is None:
-        console = Console(highlight=False, soft_wrap=True)
+        console = Console(highlight=False, soft_wrap=True, emoji=False)
         if not console.is_terminal:
             console.width = 200  # CI logs: never cut a resource name or a message
         render_text(result, console)  # type: ignore[arg-type]
     elif result is not None:
-        render_program_output(result, Console(highlight=False, soft_wrap=True, stderr=True))
+        render_program_output(
+            result, Console(highlight=False, soft_wrap=True, stderr=True, emoji=False)
+        )
     if error is not None:
         typer.echo(f"pushguard preview: error: {error}", err=True)
     raise typer.Exit(code)
@@ -237,7 +241,9 @@ def analyze_command(
         try:
             if output_format is PreviewFormat.TEXT:
                 with output.open("w", encoding="utf-8") as file:
-                    report.render_text(run, Console(file=file, width=200, soft_wrap=True))
+                    report.render_text(
+                        run, Console(file=file, width=200, soft_wrap=True, emoji=False)
+                    )
             else:
                 output.write_text(renderers[output_format](run), encoding="utf-8")
         except OSError as problem:
@@ -246,7 +252,7 @@ def analyze_command(
     if output is None and output_format is not PreviewFormat.TEXT:
         sys.stdout.write(renderers[output_format](run))
     else:
-        console = Console(highlight=False, soft_wrap=True)
+        console = Console(highlight=False, soft_wrap=True, emoji=False)
         if not console.is_terminal:
             console.width = 200
         report.render_text(run, console)

@@ -9,12 +9,11 @@ import json
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from pushguard.analyze.runner import AnalysisRun
 from pushguard.preview.redact import PLAIN
-from pushguard.preview.report import LEVELS, to_json
+from pushguard.preview.report import LEVELS, shown, to_json
 from pushguard.preview.report import render_text as render_stack
 from pushguard.preview.sarif import to_sarif
 
@@ -95,7 +94,7 @@ def render_text(run: AnalysisRun, console: Console) -> None:
     if run.unreadable:
         console.print(f"\n[bold red]Unreadable state files ({len(run.unreadable)})[/]")
         for item in _unreadable(run):
-            console.print(f"  {escape(item['path'])}: {escape(item['message'])}")
+            console.print(f"  {shown(item['path'])}: {shown(item['message'])}")
     if len(run.stacks) > 1 or run.unreadable:
         table = Table(title="Stacks", title_justify="left")
         for column in ("state file", "project/stack", "mandatory", "advisory", "verdict"):
@@ -103,14 +102,14 @@ def render_text(run: AnalysisRun, console: Console) -> None:
         for result in run.stacks:
             counts = {level: sum(v.level == level for v in result.violations) for level in LEVELS}
             table.add_row(
-                escape(str(result.state.path if result.state else "")),
-                escape(f"{result.project.name}/{result.stack}"),
+                shown(str(result.state.path if result.state else "")),
+                shown(f"{result.project.name}/{result.stack}"),
                 str(counts["mandatory"]),
                 str(counts["advisory"]),
                 "[red]FAILED[/]" if result.exit_code else "passed",
             )
         for item in _unreadable(run):
-            table.add_row(escape(item["path"]), "", "", "", "[red]unreadable[/]")
+            table.add_row(shown(item["path"]), "", "", "", "[red]unreadable[/]")
         console.print()
         console.print(table)
     totals = summary(run)

@@ -10,6 +10,7 @@ its userinfo, query and fragment.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,15 @@ from pushguard.preview.redact import redact_result
 from pushguard.preview.result import PreviewResult, Violation, stack_urn
 
 LEVELS = ("mandatory", "advisory")
+
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def shown(text: str) -> str:
+    """``text`` as the text report prints it: rich markup escaped, and control characters and
+    bidirectional overrides written as ``\\uXXXX``, so a name from a program or a state file
+    cannot move the cursor, recolour a CI log or reorder what a reviewer reads."""
+    return escape(_UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
 
 
 def repository_root(path: Path) -> Path | None:
@@ -231,12 +241,12 @@ def _tree(result: PreviewResult) -> Tree:
         if worst.get(v.urn) != "mandatory":
             worst[v.urn] = v.level
     op = "[green]+[/]" if result.state is None else " "
-    root = Tree(f"{op} {STACK_TYPE} {escape(result.project.name)}-{escape(result.stack)}")
+    root = Tree(f"{op} {STACK_TYPE} {shown(result.project.name)}-{shown(result.stack)}")
 
     def add(node: Tree, urn: str) -> None:
         for record in children.get(urn, []):
             mark = _MARKS.get(worst.get(record.urn, ""), "")
-            label = f"{op} {escape(record.type)} {escape(record.name)}{mark}"
+            label = f"{op} {shown(record.type)} {shown(record.name)}{mark}"
             add(node.add(label), record.urn)
 
     add(root, root_urn)
@@ -254,28 +264,26 @@ def _violations(
     for v in items:
         path, line = location(result, v.urn, v.where)
         console.print(
-            f"  [bold]{escape(v.policy)}[/]  {escape(resource_label(result, v.urn))}"
-            f"  [dim]{escape(path)}:{line}[/]"
+            f"  [bold]{shown(v.policy)}[/]  {shown(resource_label(result, v.urn))}"
+            f"  [dim]{shown(path)}:{line}[/]"
         )
         for text in v.message.splitlines():
-            console.print(f"    {escape(text)}")
+            console.print(f"    {shown(text)}")
         if v.remediation:
             first, *rest = v.remediation.strip().splitlines()
-            console.print(f"    [dim]fix: {escape(first)}[/]")
+            console.print(f"    [dim]fix: {shown(first)}[/]")
             for text in rest:
-                console.print(f"    [dim]     {escape(text)}[/]")
+                console.print(f"    [dim]     {shown(text)}[/]")
 
 
 def render_text(result: PreviewResult, console: Console) -> None:
     """Print the report: header, resource tree, violations by level, notes, summary line."""
     result = redact_result(result)
-    pack = f"policy pack {escape(result.pack_name)} {escape(result.pack_version)}"
-    stack = (
-        f"stack [bold]{escape(result.stack)}[/] of project [bold]{escape(result.project.name)}[/]"
-    )
+    pack = f"policy pack {shown(result.pack_name)} {shown(result.pack_version)}"
+    stack = f"stack [bold]{shown(result.stack)}[/] of project [bold]{shown(result.project.name)}[/]"
     if result.state is not None:
         console.print(
-            f"Analysing the state of {stack} ({escape(str(result.state.path))}) with {pack}\n"
+            f"Analysing the state of {stack} ({shown(str(result.state.path))}) with {pack}\n"
         )
     else:
         console.print(f"Previewing {stack} with {pack} (offline, mock runtime)\n")
@@ -284,20 +292,20 @@ def render_text(result: PreviewResult, console: Console) -> None:
         _violations(console, result, level, (v for v in result.violations if v.level == level))
     for level, message in result.logs:
         if level in ("warning", "error"):
-            console.print(f"\n[yellow]program {level}:[/] {escape(message)}")
+            console.print(f"\n[yellow]program {level}:[/] {shown(message)}")
     if result.not_checked:
         console.print(f"\n[bold]Not checked ({len(result.not_checked)})[/]")
         for n in result.not_checked:
             path, line = location(result, n.urn)
-            console.print(f"  [bold]{escape(n.policy)}[/]  [dim]{escape(path)}:{line}[/]")
-            console.print(f"    {escape(n.reason)}")
+            console.print(f"  [bold]{shown(n.policy)}[/]  [dim]{shown(path)}:{line}[/]")
+            console.print(f"    {shown(n.reason)}")
     for note in result.notes:
-        console.print(f"\n[dim]note: {escape(note)}[/]")
+        console.print(f"\n[dim]note: {shown(note)}[/]")
     render_program_output(result, console)
     if result.outputs:
         console.print("\nOutputs:")
         for name, value in result.outputs.items():
-            console.print(f"    {escape(name)}: {escape(json.dumps(value))}")
+            console.print(f"    {shown(name)}: {shown(json.dumps(value))}")
     console.print(f"\n{summary_line(result)}")
 
 
@@ -310,6 +318,6 @@ def render_program_output(result: PreviewResult, console: Console) -> None:
             continue
         console.print(f"\n[dim]program {name}:[/]")
         for line in text.rstrip("\n").splitlines():
-            console.print(f"    {escape(line)}", markup=True)
+            console.print(f"    {shown(line)}", markup=True)
     if output.truncated:
         console.print("    [dim](program output cut at 1 MiB)[/]")

@@ -566,3 +566,13 @@ def test_a_link_to_nothing_in_a_folder_is_reported(legacy, tmp_path: Path) -> No
     report = json.loads(out)
     assert code == 2 and "team-b.json" in err
     assert [s["stack"] for s in report["stacks"]] == ["legacy"]
+
+
+def test_names_cannot_drive_the_terminal(legacy, tmp_path: Path) -> None:
+    evil = "x\x1b[2J\u202ehidden\nFAKE: Analysis passed :smiley: [bold]"
+    document = export_from_preview(legacy)
+    text = dumps(document).replace("::legacy-orders", "::" + json.dumps(evil)[1:-1])
+    code, out, _ = analyze(write(tmp_path, "s.json", text), "--policy-config", CONFIG)
+    assert code == 1
+    assert "\x1b" not in out and "\u202e" not in out and "😃" not in out
+    assert "\\u001b[2J\\u202ehidden\\u000aFAKE: Analysis passed :smiley: [bold]" in out
