@@ -10,7 +10,7 @@ are compared case-insensitively, ignoring ``-`` and ``_``; the value is never re
 from __future__ import annotations
 
 from collections.abc import Iterator
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlsplit
 
 from pushguard.rules.base import EnforcementLevel, Result, Rule
 from pushguard.rules.endpoint import EndpointError, parse_endpoint
@@ -36,13 +36,15 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
     if not facts.push_endpoint or "push_endpoint" in facts.unknown:
         return
     try:
-        endpoint = parse_endpoint(facts.push_endpoint)
+        query = parse_endpoint(facts.push_endpoint).query
     except EndpointError:
-        return  # push-endpoint-https reports a malformed endpoint
+        # push-endpoint-https reports the endpoint; a token in it is still a token to rotate.
+        try:
+            query = urlsplit(facts.push_endpoint).query
+        except ValueError:
+            return
     names = sorted(
-        {name for name, _ in parse_qsl(endpoint.query, keep_blank_values=True)}
-        if endpoint.query
-        else set()
+        {name for name, _ in parse_qsl(query, keep_blank_values=True)} if query else set()
     )
     secret_names = [name for name in names if _normalise(name) in SECRET_PARAMETER_NAMES]
     if secret_names:

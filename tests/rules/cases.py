@@ -250,6 +250,8 @@ CASES: list[Case] = [
     case("push-no-query-token", "fail", "token", push_endpoint=f"{RUN_URL}?token=s3cr3t"),
     case("push-no-query-token", "fail", "api key spelled oddly", push_endpoint=f"{RUN_URL}?API-Key=x"),
     case("push-no-query-token", "fail", "blank secret", push_endpoint=f"{RUN_URL}?secret="),
+    case("push-no-query-token", "fail", "token beside userinfo (a malformed endpoint)",
+         push_endpoint="https://user:pw@orders.example.com/p?token=X"),
     # push-audience-explicit
     case("push-audience-explicit", "pass", "set"),
     case("push-audience-explicit", "pass", "unauthenticated (push-auth-oidc reports)",
