@@ -194,12 +194,13 @@ def preview_command(  # noqa: PLR0917 - typer maps parameters to options
 
 
 @contextmanager
-def _terminated_as_error() -> Iterator[None]:
-    """SIGTERM (a CI job cancelled or timed out) ends the preview as a failed run: the program's
-    process and the pack are stopped on the way out, and the report is still written (exit 2)."""
+def _terminated_as_error(command: str = "preview") -> Iterator[None]:
+    """SIGTERM (a CI job cancelled or timed out) ends ``pushguard COMMAND`` as a failed run: the
+    program's process and the pack are stopped on the way out, and the report is still written
+    (exit 2)."""
 
     def terminate(signum: int, frame: object) -> None:
-        raise PreviewError(f"pushguard preview was stopped by {signal.Signals(signum).name}")
+        raise PreviewError(f"pushguard {command} was stopped by {signal.Signals(signum).name}")
 
     previous = signal.signal(signal.SIGTERM, terminate)
     try:
@@ -233,9 +234,15 @@ def analyze_command(
     report is written in every case).
     """
     from pushguard.analyze import report  # noqa: PLC0415 - keeps `pushguard rules` light
-    from pushguard.analyze.runner import AnalyzeOptions, run_analyze  # noqa: PLC0415
+    from pushguard.analyze.runner import AnalysisRun, AnalyzeOptions, run_analyze  # noqa: PLC0415
 
-    run = run_analyze(AnalyzeOptions(state_paths, policy_pack, policy_config))
+    try:
+        with _terminated_as_error("analyze"):
+            run = run_analyze(AnalyzeOptions(state_paths, policy_pack, policy_config))
+    except PreviewError as stopped:  # SIGTERM: the pack is stopped on the way out
+        run = AnalysisRun(error=str(stopped))
+    except Exception as error:  # a gate fails closed: exit 2 with the cause, never a traceback
+        run = AnalysisRun(error=f"pushguard analyze failed: {type(error).__name__}: {error}")
     renderers = {PreviewFormat.JSON: report.render_json, PreviewFormat.SARIF: report.render_sarif}
     if output is not None:
         try:

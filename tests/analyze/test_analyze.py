@@ -576,3 +576,18 @@ def test_names_cannot_drive_the_terminal(legacy, tmp_path: Path) -> None:
     assert code == 1
     assert "\x1b" not in out and "\u202e" not in out and "😃" not in out
     assert "\\u001b[2J\\u202ehidden\\u000aFAKE: Analysis passed :smiley: [bold]" in out
+
+
+def test_an_unexpected_failure_is_exit_2_with_the_report_written(
+    legacy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr("pushguard.analyze.runner.read_state", broken)
+    state = write(tmp_path, "legacy.json", export_from_preview(legacy))
+    report_file = tmp_path / "r.sarif"
+    code, _, err = analyze(state, "-f", "sarif", "-o", report_file)
+    assert code == 2 and "disk on fire" in err and "Traceback" not in err
+    log = json.loads(report_file.read_text())
+    assert log["runs"][-1]["invocations"][0]["executionSuccessful"] is False
