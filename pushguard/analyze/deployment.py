@@ -212,14 +212,14 @@ class _SecretCounter:
         if "plaintext" in envelope:
             text = envelope["plaintext"]
             try:
-                plain = json.loads(text) if isinstance(text, str) else None
-            except json.JSONDecodeError:
-                plain = None
-            if not isinstance(text, str) or (plain is None and text.strip() != "null"):
+                if not isinstance(text, str):
+                    raise ValueError(text)
+                plain = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+            except (ValueError, RecursionError):
                 raise StateFileError(
                     self.path,
                     f"{self.urn} {where}: a secret's plaintext must be the JSON text of its value",
-                )
+                ) from None
             return self.value(plain, where)
         if "ciphertext" in envelope or "value" in envelope:
             if "value" in envelope:  # the wire form, as some tools write it
