@@ -25,7 +25,10 @@ from pushguard.preview.result import PreviewResult, Violation, stack_urn
 
 LEVELS = ("mandatory", "advisory")
 
-_UNPRINTABLE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_UNPRINTABLE = re.compile(
+    r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
+"""Control characters (but the tab) and bidirectional marks and overrides."""
 
 
 def shown(text: str) -> str:
