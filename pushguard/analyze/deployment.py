@@ -28,7 +28,7 @@ import json
 import os
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +90,8 @@ class StateResource:
 class StackState:
     """A stack's state as read from ``path``: project and stack names (from the stack
     resource's URN), the deployment schema ``version`` it was written in, the Pulumi version
-    that wrote it, its resources in file order, and how many secrets stayed encrypted."""
+    that wrote it, its resources in file order, how many secrets stayed encrypted and how many
+    operations were pending (an interrupted update)."""
 
     path: Path
     project: str
@@ -100,7 +101,6 @@ class StackState:
     resources: list[StateResource]
     encrypted_secrets: int = 0
     pending_operations: int = 0
-    notes: list[str] = field(default_factory=list)
 
 
 def urn_parts(urn: str) -> tuple[str, str, str, str]:
@@ -348,13 +348,6 @@ def read_state(path: Path) -> StackState:
         encrypted += state[1]
     _check_references(path, converted)
     project, stack = _names(path, document, converted)
-    pending = len(deployment.pending_operations or [])
-    notes = []
-    if pending:
-        notes.append(
-            f"{pending} operation(s) were pending when this state was written (an update was "
-            "interrupted); their resources are not analysed"
-        )
     return StackState(
         path=path,
         project=project,
@@ -363,8 +356,7 @@ def read_state(path: Path) -> StackState:
         pulumi_version=(deployment.manifest.version if deployment.manifest else None) or "",
         resources=converted,
         encrypted_secrets=encrypted,
-        pending_operations=pending,
-        notes=notes,
+        pending_operations=len(deployment.pending_operations or []),
     )
 
 

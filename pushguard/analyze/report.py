@@ -15,6 +15,7 @@ from pushguard.analyze.runner import AnalysisRun
 from pushguard.preview.redact import PLAIN
 from pushguard.preview.report import LEVELS, shown, to_json
 from pushguard.preview.report import render_text as render_stack
+from pushguard.preview.report import summary as stack_summary
 from pushguard.preview.sarif import to_sarif
 
 
@@ -100,7 +101,7 @@ def render_text(run: AnalysisRun, console: Console) -> None:
         for column in ("state file", "project/stack", "mandatory", "advisory", "verdict"):
             table.add_column(column)
         for result in run.stacks:
-            counts = {level: sum(v.level == level for v in result.violations) for level in LEVELS}
+            counts = stack_summary(result)
             table.add_row(
                 shown(str(result.state.path if result.state else "")),
                 shown(f"{result.project.name}/{result.stack}"),

@@ -209,7 +209,12 @@ def _result(state: StackState) -> PreviewResult:
                 source=(str(state.path.resolve()), r.line) if r.line else None,
             )
         )
-    notes = list(state.notes)
+    notes = []
+    if state.pending_operations:
+        notes.append(
+            f"{state.pending_operations} operation(s) were pending when this state was written (an "
+            "update was interrupted); their resources are not analysed"
+        )
     if state.encrypted_secrets:
         notes.append(
             f"{state.encrypted_secrets} secret value(s) in the state stay encrypted and count as "

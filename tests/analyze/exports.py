@@ -151,12 +151,15 @@ def export_from_preview(
     root = stack_urn(project, stack)
     provider_urn = f"urn:pulumi:{stack}::{project}::pulumi:providers:gcp::default_10_2_0"
     provider_id = str(uuid.uuid5(uuid.NAMESPACE_URL, provider_urn))
-    provider_inputs = {"project": config_project, "region": "europe-west1"}
-    provider_inputs["version"] = PROVIDER_VERSION
+    provider_inputs = {
+        "project": config_project,
+        "region": "europe-west1",
+        "version": PROVIDER_VERSION,
+    }
     known: dict[str, dict[str, Any]] = {}
     for record in result.resources:  # first what each resource returns itself
         if record.custom:
-            known[record.urn] = {**_ids(record, config_project)}
+            known[record.urn] = _ids(record, config_project)
     resources: list[dict[str, Any]] = [
         {
             "urn": root,
