@@ -5,4 +5,7 @@ component (:mod:`pushguard.components`), the CrossGuard policy pack, the offline
 audit and the receiver.
 """
 
-__version__ = "0.1.0"
+from pushguard._about import version as _version
+
+__version__: str = _version()
+"""The installed distribution's version: ``[project] version`` in ``pyproject.toml``."""

@@ -1,57 +1,124 @@
-"""The README's examples run, and the generated rule reference is current."""
+"""The documentation stays true: every fenced example in README.md and docs/*.md is tested or
+explicitly classified, the generated pages are current, and the MkDocs site builds strictly.
+
+How each fenced block is checked, by its language tag (an untagged or unknown tag fails):
+
+- ``python``: runs; component examples under Pulumi's mock runtime, the receiver example as a Flask
+  app that must reject an unauthenticated push;
+- ``bash``/``sh``: ``bash -n`` parses it, every command is a known program, every ``pushguard``
+  command parses with the real CLI (subcommand, options, choices) and every ``python -c`` snippet's
+  ``pushguard`` modules exist;
+- ``yaml``/``json``: parse; the component's YAML program, the TypeScript program and the sample
+  policy config equal the repository's files; ``pushguard`` commands in a workflow's ``run:``
+  steps parse with the CLI;
+- ``text``: a ``pushguard`` usage line, the component's error message, or the repository layout.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
+import json
+import os
 import re
+import shlex
+import shutil
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+import typer
+import yaml
+from pulumi.provider.experimental.analyzer import Analyzer
 
-from pushguard.rules.docs import rules_markdown
-from pushguard.components import TYPE_TOKEN
+from pushguard.cli import app
+from pushguard.components import TYPE_TOKEN, PushSubscription, PushSubscriptionInputError
+from pushguard.components.docs import camel_case, inputs_markdown
+from pushguard.components.spec import PLAIN_FIELDS
+from pushguard.crossguard import PACK_DIR
 from pushguard.rules import RULES
-from tests.helpers import run
+from pushguard.rules.docs import rules_markdown
+from tests.helpers import run, run_failing
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-PYTHON = re.findall(r"```python\n(.*?)```", README, flags=re.S)
-EXAMPLES = [code for code in PYTHON if "pushguard.receiver" not in code]
-RECEIVER_EXAMPLES = [code for code in PYTHON if "pushguard.receiver" in code]
+PAGES = {
+    path.relative_to(ROOT).as_posix(): path.read_text(encoding="utf-8")
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+}
+FENCE = re.compile(
+    r"^(?P<indent>[ \t]*)```(?P<lang>[^\n`]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*$", re.S | re.M
+)
 
 
-def test_readme_has_examples() -> None:
-    assert len(EXAMPLES) >= 2
+@dataclass(frozen=True)
+class Block:
+    """One fenced code block of a page."""
+
+    page: str
+    line: int
+    lang: str
+    code: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.page}:{self.line}:{self.lang or 'untagged'}"
 
 
-@pytest.mark.parametrize("code", EXAMPLES, ids=lambda c: c.splitlines()[-1][:40])
-def test_readme_example_runs_under_the_mock_runtime(code: str) -> None:
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        graph = run(lambda: exec(compile(code, "README.md", "exec"), {}))
-    expected = re.findall(r"^    # (  - .*|PushSubscription .*)$", code, flags=re.M)
-    if expected:  # an example that documents its output must print exactly that
-        assert printed.getvalue().splitlines() == expected
-        assert graph.records == []
-    else:
-        assert graph.by_type(TYPE_TOKEN)
+def _blocks() -> Iterator[Block]:
+    for page, text in PAGES.items():
+        for match in FENCE.finditer(text):
+            indent = match["indent"]
+            body = match["body"]
+            if indent:  # a block inside a list item: its lines carry the item's indentation
+                body = textwrap.dedent(body)
+            line = text.count("\n", 0, match.start()) + 1
+            yield Block(page, line, match["lang"].strip(), body)
 
 
-def test_readme_receiver_example_serves_and_rejects_unauthenticated_pushes() -> None:
-    [code] = RECEIVER_EXAMPLES
-    namespace: dict[str, object] = {"__name__": "readme_receiver"}
-    exec(compile(code, "README.md", "exec"), namespace)
-    client = namespace["app"].test_client()  # type: ignore[attr-defined]
-    response = client.post("/push", data=b'{"message": {}}')
-    assert response.status_code == 401
-    assert response.headers["WWW-Authenticate"] == 'Bearer error="invalid_token"'
+BLOCKS = list(_blocks())
+KINDS = {"python", "bash", "sh", "yaml", "json", "typescript", "text"}
 
 
-def test_docs_rules_md_is_generated_from_the_rules() -> None:
-    assert (ROOT / "docs" / "rules.md").read_text(encoding="utf-8") == rules_markdown(), (
-        "docs/rules.md is stale: run `pushguard rules --format markdown > docs/rules.md`"
-    )
+def _of(*langs: str) -> list[Block]:
+    return [b for b in BLOCKS if b.lang in langs]
+
+
+PYTHON = _of("python")
+COMPONENT_EXAMPLES = [b for b in PYTHON if "pushguard.receiver" not in b.code]
+RECEIVER_EXAMPLES = [b for b in PYTHON if "pushguard.receiver" in b.code]
+
+
+def by_id(blocks: list[Block]) -> dict[str, Any]:
+    return {"argvalues": blocks, "ids": [b.id for b in blocks]}
+
+
+# ---------------------------------------------------------------------------------------------
+# Every block is classified; the pages are what the site and the README promise.
+
+
+def test_every_fenced_block_has_a_checked_language() -> None:
+    unclassified = [b.id for b in BLOCKS if b.lang not in KINDS]
+    assert not unclassified, f"tag these blocks with one of {sorted(KINDS)}: {unclassified}"
+    # A fence left open would swallow the rest of a page.
+    for page, text in PAGES.items():
+        fences = re.findall(r"^[ \t]*```", text, flags=re.M)
+        assert len(fences) % 2 == 0, f"{page} has an unclosed code fence"
+
+
+def test_readme_is_short() -> None:
+    assert len(README.splitlines()) <= 300
+
+
+def test_readme_and_docs_have_examples() -> None:
+    assert len([b for b in COMPONENT_EXAMPLES if b.page == "README.md"]) >= 2
+    assert [b for b in RECEIVER_EXAMPLES if b.page == "README.md"]
 
 
 def test_readme_lists_every_rule_with_its_level() -> None:
@@ -68,9 +135,391 @@ def test_ci_runs_the_readmes_two_commands() -> None:
 
 
 def test_packaged_pack_is_the_policies_folder() -> None:
-    from pushguard.crossguard import PACK_DIR
-
     assert (PACK_DIR / "PulumiPolicy.yaml").read_text() == (
-        ROOT / "policies/PulumiPolicy.yaml").read_text()
+        ROOT / "policies/PulumiPolicy.yaml"
+    ).read_text()
     for folder in (PACK_DIR, ROOT / "policies"):
-        assert "from pushguard.crossguard import serve\n\nserve()" in (folder / "__main__.py").read_text()
+        assert (
+            "from pushguard.crossguard import serve\n\nserve()"
+            in (folder / "__main__.py").read_text()
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Generated pages.
+
+
+def test_docs_rules_md_is_generated_from_the_rules() -> None:
+    assert (ROOT / "docs" / "rules.md").read_text(encoding="utf-8") == rules_markdown(), (
+        "docs/rules.md is stale: run `pushguard rules --format markdown > docs/rules.md`"
+    )
+
+
+INPUTS_BEGIN = "<!-- BEGIN generated by pushguard.components.docs.inputs_markdown -->\n"
+INPUTS_END = "<!-- END generated -->\n"
+
+
+def test_component_inputs_table_is_generated_from_the_args() -> None:
+    page = PAGES["docs/component.md"]
+    assert page.count(INPUTS_BEGIN) == 1 and page.count(INPUTS_END) == 1
+    committed = page.split(INPUTS_BEGIN, 1)[1].split(INPUTS_END, 1)[0]
+    assert committed == inputs_markdown(), (
+        "the inputs table in docs/component.md is stale: paste the output of "
+        "`python -m pushguard.components.docs` between its markers"
+    )
+
+
+def _table_rows() -> list[list[str]]:
+    rows = inputs_markdown().splitlines()[2:]
+    return [[cell.strip() for cell in re.split(r"(?<!\\)\|", row)[1:-1]] for row in rows]
+
+
+def test_inputs_table_agrees_with_the_spec_and_the_package_schema() -> None:
+    rows = _table_rows()
+    plain = {row[0].strip("`") for row in rows if row[4] == "no (plain)"}
+    assert plain == PLAIN_FIELDS, "plain inputs: the args' annotations and the spec disagree"
+    schema = Analyzer("pushguard").analyze([PushSubscription])
+    inputs = schema["component_definitions"]["PushSubscription"].inputs
+    top_level = {row[1].strip("`") for row in rows if "." not in row[0]}
+    assert top_level == set(inputs), "the table's camelCase names are the package schema's"
+    for row in rows:
+        python_name, other = row[0].strip("`"), row[1].strip("`")
+        assert other == ".".join(camel_case(p) for p in python_name.split("."))
+        assert row[6], f"{python_name} has no docstring in pushguard/components/args.py"
+
+
+# ---------------------------------------------------------------------------------------------
+# Python examples run.
+
+
+@pytest.mark.parametrize("block", **by_id(COMPONENT_EXAMPLES))
+def test_component_example_runs_under_the_mock_runtime(block: Block) -> None:
+    code = block.code
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        graph = run(lambda: exec(compile(code, block.page, "exec"), {}))
+    expected = re.findall(r"^    # (  - .*|PushSubscription .*)$", code, flags=re.M)
+    if expected:  # an example that documents its output must print exactly that
+        assert printed.getvalue().splitlines() == expected
+        assert graph.records == []
+    else:
+        assert graph.by_type(TYPE_TOKEN)
+
+
+@pytest.mark.parametrize("block", **by_id(RECEIVER_EXAMPLES))
+def test_receiver_example_serves_and_rejects_unauthenticated_pushes(block: Block) -> None:
+    namespace: dict[str, object] = {"__name__": "docs_receiver"}
+    exec(compile(block.code, block.page, "exec"), namespace)
+    client = namespace["app"].test_client()  # type: ignore[attr-defined]
+    response = client.post("/push", data=b'{"message": {}}')
+    assert response.status_code == 401
+    assert response.headers["WWW-Authenticate"] == 'Bearer error="invalid_token"'
+
+
+# ---------------------------------------------------------------------------------------------
+# Shell examples: bash parses them, the programs are known, pushguard commands parse.
+
+PROGRAMS = {
+    "pushguard": "checked against the CLI",
+    "python": "`-c` snippets: their pushguard modules must exist",
+    "python3": "`-c` snippets: their pushguard modules must exist",
+    "pip": "package installs",
+    "pulumi": "the Pulumi CLI (not available on build machines)",
+    "gcloud": "Google Cloud CLI (no cloud access on build machines)",
+    "spark-submit": "Spark",
+    "venv-pack": "packs a virtualenv for spark.archives",
+    "jq": "JSON filter",
+    "cp": "coreutils",
+    "echo": "coreutils",
+    "test": "coreutils",
+    ".": "sources a virtualenv",
+    "mkdocs": "this site",
+}
+SEPARATORS = {";", "&&", "||", "|", "&", "(", ")", "{", "}", "\n"}
+REDIRECTIONS = {"<", ">", ">>", "<<", ">&", "<&"}
+
+
+def _substitutions(line: str) -> tuple[str, list[str]]:
+    """``line`` with each ``$(...)`` replaced by a placeholder word, and the commands inside."""
+    inner: list[str] = []
+    out: list[str] = []
+    i = 0
+    while i < len(line):
+        if line.startswith("$(", i):
+            depth, j, quote = 1, i + 2, ""
+            while depth:
+                char = line[j]
+                if quote:
+                    quote = "" if char == quote else quote
+                elif char in "'\"":
+                    quote = char
+                elif char == "(":
+                    depth += 1
+                elif char == ")":
+                    depth -= 1
+                j += 1
+            inner.append(line[i + 2 : j - 1])
+            out.append("SUBSTITUTION")
+            i = j
+        else:
+            out.append(line[i])
+            i += 1
+    return "".join(out), inner
+
+
+def shell_commands(script: str) -> Iterator[list[str]]:
+    """Each simple command of ``script`` as its words (comments, redirections and leading
+    ``NAME=value`` assignments left out), including the commands inside ``$(...)``."""
+    script = script.replace("\\\n", " ")
+    for raw in script.splitlines():
+        line, inner = _substitutions(raw)
+        for command in inner:
+            yield from shell_commands(command)
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|(){}<>")
+        lexer.commenters = "#"
+        lexer.whitespace_split = True
+        words: list[str] = []
+        skip = False
+        for token in [*lexer, ";"]:
+            if skip:
+                skip = False
+            elif token in REDIRECTIONS:
+                skip = True
+            elif token in SEPARATORS:
+                if words:
+                    yield words
+                words = []
+            elif not words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=\S*", token):
+                continue
+            else:
+                words.append(token)
+
+
+def _cli() -> Any:
+    return typer.main.get_command(app)
+
+
+def check_pushguard(words: list[str], *, name_only: bool = False) -> None:
+    """Parse ``pushguard ARGS`` with the real CLI (subcommand, options, choices), without running
+    it; fails the test naming the problem. ``name_only``: only the (sub)command must exist."""
+    assert words[0] == "pushguard"
+    command, parent, args = _cli(), None, words[1:]
+    while hasattr(command, "get_command"):  # a group (pushguard, pushguard pack)
+        parent = command.context_class(command, info_name=command.name, parent=parent)
+        assert args, f"{' '.join(words)}: a subcommand is missing"
+        name, *args = args
+        sub = command.get_command(parent, name)
+        assert sub is not None, f"{' '.join(words)}: no command {name!r}"
+        command = sub
+    if name_only:
+        return
+    try:
+        command.make_context(command.name, list(args), parent=parent)
+    except Exception as error:  # typer's vendored click raises its own UsageError classes
+        format_message = getattr(error, "format_message", None)
+        message = format_message() if callable(format_message) else str(error)
+        pytest.fail(f"`{' '.join(words)}` does not parse: {message}")
+
+
+def check_python_c(words: list[str]) -> None:
+    if "-c" not in words:
+        return
+    snippet = words[words.index("-c") + 1]
+    for module in re.findall(r"\bimport (pushguard[\w.]*)", snippet):
+        assert importlib.util.find_spec(module), f"python -c imports a missing module {module}"
+
+
+SHELL = _of("bash", "sh")
+
+
+@pytest.mark.parametrize("block", **by_id(SHELL))
+def test_shell_example_parses_and_its_pushguard_commands_exist(block: Block) -> None:
+    bash = shutil.which("bash")
+    assert bash
+    parsed = subprocess.run(
+        [bash, "-n"], check=False, input=block.code, text=True, capture_output=True
+    )
+    assert parsed.returncode == 0, parsed.stderr
+    commands = list(shell_commands(block.code))
+    assert commands
+    for words in commands:
+        assert words[0] in PROGRAMS, f"unknown program {words[0]!r}: add it to PROGRAMS, or fix"
+        if words[0] == "pushguard":
+            check_pushguard(words)
+        elif words[0] in ("python", "python3"):
+            check_python_c(words)
+
+
+def test_shell_command_splitting() -> None:
+    script = (
+        "PYSPARK_PYTHON=./env/bin/python spark-submit --master yarn \\\n"
+        "  \"$(python -c 'import pushguard.audit.__main__ as m; print(m.__file__)')\" gs://B/ # x\n"
+        "{ pushguard preview --stack legacy; test $? -eq 1; } && echo done > out.txt\n"
+    )
+    assert list(shell_commands(script)) == [
+        ["python", "-c", "import pushguard.audit.__main__ as m; print(m.__file__)"],
+        ["spark-submit", "--master", "yarn", "SUBSTITUTION", "gs://B/"],
+        ["pushguard", "preview", "--stack", "legacy"],
+        ["test", "$?", "-eq", "1"],
+        ["echo", "done"],
+    ]
+
+
+def test_pushguard_command_check_catches_unknown_options_and_values() -> None:
+    check_pushguard(["pushguard", "audit", "cai/", "--out", "o/", "--fail-on", "advisory"])
+    for bad in (
+        ["pushguard", "preview", "--no-such-option"],
+        ["pushguard", "preview", "--format", "xml"],
+        ["pushguard", "audit", "cai/", "--out", "o/", "--fail-on", "sometimes"],
+    ):
+        with pytest.raises(pytest.fail.Exception):
+            check_pushguard(bad)
+    with pytest.raises(AssertionError):
+        check_pushguard(["pushguard", "pack", "publish"])
+
+
+INLINE_COMMAND = re.compile(r"`(pushguard (?:rules|preview|analyze|audit|pack)\b(?!:)[^`]*)`")
+
+
+@pytest.mark.parametrize("page", sorted(PAGES))
+def test_inline_pushguard_commands_parse(page: str) -> None:
+    """Commands quoted in running text (``pushguard preview -f sarif ...``) parse too."""
+    for command in INLINE_COMMAND.findall(PAGES[page]):
+        words = shlex.split(command.replace("\n", " "))
+        if any(re.fullmatch(r"[A-Z_]+|\.\.\.", w) for w in words):
+            continue  # a schematic form with placeholders (`pushguard audit EXPORT_PATH ...`)
+        check_pushguard(words, name_only=len(words) == 2 or words[1:] == ["pack", "build"])
+
+
+# ---------------------------------------------------------------------------------------------
+# YAML, JSON and TypeScript examples.
+
+YAML_PROGRAM = ROOT / "components/examples/yaml/Pulumi.yaml"
+TS_PROGRAM = ROOT / "components/examples/typescript/index.ts"
+POLICY_CONFIG = ROOT / "policy-config.json"
+
+
+def _run_steps(document: Any) -> Iterator[str]:
+    if isinstance(document, dict):
+        for key, value in document.items():
+            if key == "run" and isinstance(value, str):
+                yield value
+            else:
+                yield from _run_steps(value)
+    elif isinstance(document, list):
+        for item in document:
+            yield from _run_steps(item)
+
+
+@pytest.mark.parametrize("block", **by_id(_of("yaml")))
+def test_yaml_example_parses(block: Block) -> None:
+    document = yaml.safe_load(block.code)
+    assert isinstance(document, dict)
+    if document.get("runtime") == "yaml":  # the component from a Pulumi YAML program
+        program = yaml.safe_load(YAML_PROGRAM.read_text(encoding="utf-8"))
+        for key in ("name", "runtime", "resources", "outputs"):
+            assert document[key] == program[key], f"{key} differs from {YAML_PROGRAM.name}"
+    steps = list(_run_steps(document))
+    for step in steps:
+        for words in shell_commands(step):
+            if words[0] == "pushguard":
+                check_pushguard(words)
+    if "jobs" in document:  # a GitHub workflow: its pushguard step must be checked
+        assert any("pushguard" in step for step in steps)
+
+
+@pytest.mark.parametrize("block", **by_id(_of("json")))
+def test_json_example_parses(block: Block) -> None:
+    document = json.loads(block.code)
+    if block.page == "docs/policy-pack.md":  # the sample policy config, as in the repository
+        assert document == json.loads(POLICY_CONFIG.read_text(encoding="utf-8"))
+
+
+def _typescript_tokens(code: str) -> str:
+    code = re.sub(r"//[^\n]*", "", code)
+    code = re.sub(r"\s+", "", code)
+    return re.sub(r",([}\])])", r"\1", code)
+
+
+@pytest.mark.parametrize("block", **by_id(_of("typescript")))
+def test_typescript_example_is_the_example_program(block: Block) -> None:
+    assert _typescript_tokens(block.code) == _typescript_tokens(
+        TS_PROGRAM.read_text(encoding="utf-8")
+    ), f"the example differs from {TS_PROGRAM.relative_to(ROOT)} (beyond comments and layout)"
+
+
+# ---------------------------------------------------------------------------------------------
+# Text blocks: a usage line, the component's error message, the layout.
+
+
+def _check_usage(code: str) -> None:
+    """``pushguard SUB [--option VALUE] ...``: each option with each value it shows parses."""
+    subcommand = code.split()[1]
+    options = re.findall(r"\[(--[\w-]+)(?: ([^\]]+))?\]", code)
+    assert options
+    for option, value in options:
+        for choice in value.split("|") if value else [None]:
+            given = "60" if choice == "SECONDS" else choice
+            check_pushguard(["pushguard", subcommand, option, *([given] if given else [])])
+
+
+def _check_component_error(code: str) -> None:
+    name = re.match(r"PushSubscription '([\w-]+)'", code)
+    assert name
+    _, error = run_failing(
+        lambda: PushSubscription(
+            name[1],
+            {
+                "topic": "orders",
+                "push_endpoint": "http://orders.example.com/push",
+                "target": {"kind": "external"},
+            },
+        )
+    )
+    while error is not None and not isinstance(error, PushSubscriptionInputError):
+        error = error.__cause__ or error.__context__
+    assert isinstance(error, PushSubscriptionInputError)
+    assert str(error) == code.rstrip("\n")
+
+
+def _check_layout(code: str) -> None:
+    paths = re.findall(r"^(\S+)", code, flags=re.M)
+    assert len(paths) > 10
+    missing = [p for p in paths if not (ROOT / p).exists()]
+    assert not missing, f"the layout names paths that do not exist: {missing}"
+
+
+@pytest.mark.parametrize("block", **by_id(_of("text")))
+def test_text_block_is_checked(block: Block) -> None:
+    code = block.code
+    if code.startswith("pushguard "):
+        _check_usage(code)
+    elif code.startswith("PushSubscription '"):
+        _check_component_error(code)
+    elif code.startswith("pyproject.toml"):
+        _check_layout(code)
+    else:
+        pytest.fail(f"{block.id}: a text block this test does not know how to check")
+
+
+# ---------------------------------------------------------------------------------------------
+# The site builds.
+
+
+def test_mkdocs_builds_strictly(tmp_path: Path) -> None:
+    if importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("material") is None:
+        pytest.skip("mkdocs and mkdocs-material are in the dev extra")
+    built = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        timeout=300,
+    )
+    assert built.returncode == 0, built.stdout + built.stderr
+    for page in PAGES:
+        if page.startswith("docs/"):
+            name = Path(page).stem
+            assert (tmp_path / "site" / ("" if name == "index" else name) / "index.html").exists()

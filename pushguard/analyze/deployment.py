@@ -17,7 +17,7 @@ Secrets stay encrypted: a value ``{"4dabf18193072939515e22adb298388d":
 "1b47061264138c4ac30d75fd1eb44270", "ciphertext": ...}`` becomes a secret whose value is unknown
 (the wire form a policy pack gets for a secret it cannot see); an export made with
 ``--show-secrets`` carries ``"plaintext"`` (the JSON text of the value), which becomes a secret
-with that value. Reports never show either (:mod:`pushguard.preview.redact`).
+with that value. Reports never show either (:mod:`pushguard.gate.redact`).
 """
 
 from __future__ import annotations
@@ -35,12 +35,12 @@ from typing import Any
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
+from pushguard.crossguard.urn import STACK_TYPE, parse_urn
 from pushguard.crossguard.wire import SECRET_SIG, SIG_KEY
 
 CURRENT_VERSION = 3
 """The newest deployment schema version Pulumi writes and pushguard reads."""
 
-STACK_TYPE = "pulumi:pulumi:Stack"
 SKIPPED_FOLDERS = frozenset({"history", "backups", "locks"})
 """Folders of a self-managed backend's ``.pulumi`` that hold old copies or locks, not stacks."""
 
@@ -83,7 +83,7 @@ class StateResource:
     @property
     def name(self) -> str:
         """The resource's name: the URN's last part (``URN.Name()``)."""
-        return urn_parts(self.urn)[3]
+        return parse_urn(self.urn).name
 
 
 @dataclass(frozen=True)
@@ -101,21 +101,6 @@ class StackState:
     resources: list[StateResource]
     encrypted_secrets: int = 0
     pending_operations: int = 0
-
-
-def urn_parts(urn: str) -> tuple[str, str, str, str]:
-    """``(stack, project, qualified type, name)`` of ``urn:pulumi:STACK::PROJECT::TYPE::NAME``
-    (https://www.pulumi.com/docs/iac/concepts/resources/names/#urns; the name may hold ``::``).
-
-    Raises:
-        ValueError: not a Pulumi URN.
-    """
-    if not urn.startswith("urn:pulumi:"):
-        raise ValueError(f"{urn!r} is not a Pulumi URN (urn:pulumi:STACK::PROJECT::TYPE::NAME)")
-    parts = urn[len("urn:pulumi:") :].split("::", 3)
-    if len(parts) != 4 or not all(parts):
-        raise ValueError(f"{urn!r} is not a Pulumi URN (urn:pulumi:STACK::PROJECT::TYPE::NAME)")
-    return parts[0], parts[1], parts[2], parts[3]
 
 
 # --- the file shapes (apitype), checked before anything is analysed ------------------------
@@ -362,7 +347,7 @@ def read_state(path: Path) -> StackState:
 
 def _convert(path: Path, r: _Resource, version: int, line: int) -> tuple[StateResource, int]:
     try:
-        urn_parts(r.urn)
+        parse_urn(r.urn)
     except ValueError as error:
         raise StateFileError(path, f"resource urn: {error}") from None
     secrets = _SecretCounter(path, r.urn)
@@ -448,7 +433,7 @@ def _names(path: Path, document: dict[str, Any], resources: list[StateResource])
     checkpoint's ``stack`` (a stack never deployed), else the file name."""
     ordered = sorted(resources, key=lambda r: r.type != STACK_TYPE)
     if ordered:
-        stack, project, _, _ = urn_parts(ordered[0].urn)
+        stack, project, _, _ = parse_urn(ordered[0].urn)
         return project, stack
     checkpoint = document.get("checkpoint")
     qualified = checkpoint.get("stack") if isinstance(checkpoint, dict) else None

@@ -1,5 +1,5 @@
 """Reports of ``pushguard analyze``: each stack's report as the preview writes it (text, JSON,
-SARIF; :mod:`pushguard.preview.report`, :mod:`pushguard.preview.sarif`), with a summary across
+SARIF; :mod:`pushguard.gate.report`, :mod:`pushguard.gate.sarif`), with a summary across
 stacks and the files that could not be read. Deterministic: stacks in the order of their files,
 nothing timed."""
 
@@ -11,12 +11,13 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from pushguard.analyze.origin import StateOrigin
 from pushguard.analyze.runner import AnalysisRun
-from pushguard.preview.redact import PLAIN
-from pushguard.preview.report import LEVELS, shown, to_json
-from pushguard.preview.report import render_text as render_stack
-from pushguard.preview.report import summary as stack_summary
-from pushguard.preview.sarif import to_sarif
+from pushguard.gate.redact import PLAIN
+from pushguard.gate.report import LEVELS, shown, to_json
+from pushguard.gate.report import render_text as render_stack
+from pushguard.gate.report import summary as stack_summary
+from pushguard.gate.sarif import to_sarif
 
 
 def summary(run: AnalysisRun) -> dict[str, int]:
@@ -103,8 +104,8 @@ def render_text(run: AnalysisRun, console: Console) -> None:
         for result in run.stacks:
             counts = stack_summary(result)
             table.add_row(
-                shown(str(result.state.path if result.state else "")),
-                shown(f"{result.project.name}/{result.stack}"),
+                shown(str(result.origin.path if isinstance(result.origin, StateOrigin) else "")),
+                shown(f"{result.project}/{result.stack}"),
                 str(counts["mandatory"]),
                 str(counts["advisory"]),
                 "[red]FAILED[/]" if result.exit_code else "passed",

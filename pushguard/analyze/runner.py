@@ -23,28 +23,24 @@ from typing import Any
 import grpc
 
 from pushguard.analyze.deployment import (
-    STACK_TYPE,
     StackState,
     StateFileError,
     StateResource,
     find_state_files,
     read_state,
 )
-from pushguard.policy.config_file import PolicyConfigError, load_policy_config, rule_config
-from pushguard.preview.analyzer import (
+from pushguard.analyze.origin import StateOrigin
+from pushguard.crossguard.urn import PROVIDER_TYPE_PREFIX, STACK_TYPE, provider_urn
+from pushguard.gate.analyzer import (
     AnalyzerResource,
     Diagnostic,
     PackStartError,
     PolicyPackProcess,
 )
-from pushguard.preview.engine import ResourceRecord
-from pushguard.preview.pack import pack_python, resolve_pack_dir
-from pushguard.preview.project import PulumiProject
-from pushguard.preview.result import PreviewError, PreviewResult, StateOrigin, sort_violations
-from pushguard.preview.runner import not_checked
-from pushguard.preview.streaming import PUSHGUARD_PACK, policy_meta, to_violation
-
-PROVIDER_PREFIX = "pulumi:providers:"
+from pushguard.gate.pack import PackError, pack_python, resolve_pack_dir
+from pushguard.gate.result import ResourceRecord, StackResult, sort_violations
+from pushguard.gate.session import PackSession
+from pushguard.policy.config_file import PolicyConfigError, load_policy_config
 
 
 @dataclass(frozen=True)
@@ -59,11 +55,11 @@ class AnalyzeOptions:
 
 @dataclass
 class AnalysisRun:
-    """What ``pushguard analyze`` found: one :class:`PreviewResult` per stack read (in the order
+    """What ``pushguard analyze`` found: one :class:`StackResult` per stack read (in the order
     of the files), the files that could not be read, and the error that stopped the run, if
     any (the results analysed before it are kept)."""
 
-    stacks: list[PreviewResult] = field(default_factory=list)
+    stacks: list[StackResult] = field(default_factory=list)
     unreadable: list[StateFileError] = field(default_factory=list)
     error: str | None = None
 
@@ -98,7 +94,7 @@ def run_analyze(options: AnalyzeOptions) -> AnalysisRun:
         file_config = load_policy_config(options.policy_config) if options.policy_config else {}
         pack_dir = resolve_pack_dir(options.policy_pack)
         python = pack_python(pack_dir)
-    except (PolicyConfigError, PreviewError) as error:
+    except (PolicyConfigError, PackError) as error:
         run.error = str(error)
         return run
     if not states:
@@ -107,19 +103,14 @@ def run_analyze(options: AnalyzeOptions) -> AnalysisRun:
     pack = PolicyPackProcess(pack_dir, python=python)
     try:
         pack.start()
-        pack.connect()
-        info = pack.info()
-        resolved = pack.configure(file_config, source=source)
-        if info.name == PUSHGUARD_PACK:
-            rule_config(resolved, source)
-        policies = policy_meta(info, resolved)
+        session = PackSession.open(pack, file_config, source)
         for state in states:
             result = _result(state)
-            result.pack_name, result.pack_version = info.name, info.version
-            result.policies = policies
+            result.pack_name, result.pack_version = session.name, session.version
+            result.policies = session.policies
             diagnostics = analyze_stack(pack, state)
-            result.violations = sort_violations([to_violation(d, policies) for d in diagnostics])
-            result.not_checked = not_checked(pack.not_applicable)
+            result.violations = sort_violations(session.violations(diagnostics))
+            result.not_checked = list(pack.not_applicable)
             run.stacks.append(result)
     except PackStartError as error:
         run.error = f"the policy pack {pack_dir} did not start: {error}"
@@ -138,7 +129,7 @@ def analyze_stack(pack: PolicyPackProcess, state: StackState) -> list[Diagnostic
     as ``deploy.AnalyzeSnapshot`` sends them. Returns the diagnostics in that order; the pack's
     ``not_applicable`` answers are left in ``pack.not_applicable``."""
     live = [r for r in state.resources if not r.delete]
-    providers = {r.urn: r for r in live if r.type.startswith(PROVIDER_PREFIX)}
+    providers = {r.urn: r for r in live if r.type.startswith(PROVIDER_TYPE_PREFIX)}
     diagnostics: list[Diagnostic] = []
     for resource in live:
         found = pack.analyze(_analyzer_resource(resource, providers, outputs=False))
@@ -151,9 +142,7 @@ def analyze_stack(pack: PolicyPackProcess, state: StackState) -> list[Diagnostic
 def _analyzer_resource(
     resource: StateResource, providers: dict[str, StateResource], *, outputs: bool
 ) -> AnalyzerResource:
-    provider: StateResource | None = None
-    if resource.provider:
-        provider = providers.get(resource.provider.rsplit("::", 1)[0])
+    provider = providers.get(provider_urn(resource.provider))
     options: dict[str, Any] = {
         "protect": resource.protect,
         "ignoreChanges": list(resource.ignore_changes),
@@ -175,15 +164,9 @@ def _analyzer_resource(
     )
 
 
-def _result(state: StackState) -> PreviewResult:
+def _result(state: StackState) -> StackResult:
     """The report model of one stack's state: its resources (the stack resource is the report's
     root), located at their lines in the state file, and its outputs."""
-    project = PulumiProject(
-        name=state.project,
-        root=state.path.parent,
-        main=state.path,
-        stack_config_dir=state.path.parent,
-    )
     records = []
     stack_line, outputs = 1, {}
     for r in state.resources:
@@ -203,12 +186,29 @@ def _result(state: StackState) -> PreviewResult:
                 inputs=r.inputs,
                 dependencies=r.dependencies,
                 property_dependencies=r.property_dependencies,
-                replace_on_changes=(),
-                delete_before_replace=False,
                 outputs=r.outputs,
                 source=(str(state.path.resolve()), r.line) if r.line else None,
             )
         )
+    return StackResult(
+        origin=StateOrigin(
+            path=state.path,
+            stack_line=stack_line,
+            version=state.version,
+            pulumi_version=state.pulumi_version,
+        ),
+        project=state.project,
+        stack=state.stack,
+        resources=sorted(records, key=lambda r: r.urn),
+        violations=[],
+        notes=_state_notes(state),
+        outputs=dict(sorted(outputs.items())),
+    )
+
+
+def _state_notes(state: StackState) -> list[str]:
+    """What a reader of the report must know about the state itself (interrupted update,
+    encrypted secrets, an old deployment version, no resources)."""
     notes = []
     if state.pending_operations:
         notes.append(
@@ -227,17 +227,4 @@ def _result(state: StackState) -> PreviewResult:
         )
     if not state.resources:
         notes.append("the stack has no resources; nothing to analyse")
-    return PreviewResult(
-        project=project,
-        stack=state.stack,
-        resources=sorted(records, key=lambda r: r.urn),
-        violations=[],
-        notes=notes,
-        outputs=dict(sorted(outputs.items())),
-        state=StateOrigin(
-            path=state.path,
-            stack_line=stack_line,
-            version=state.version,
-            pulumi_version=state.pulumi_version,
-        ),
-    )
+    return notes

@@ -5,6 +5,11 @@ makes a virtual environment and runs ``python -m pip install -r requirements.txt
 ``pushguard`` is on no public index, so the folder carries a wheel of pushguard built from the
 source checkout, and ``requirements.txt`` installs that wheel by relative path with every
 dependency it brings in pinned to the version installed here (what the tests ran with).
+
+The pack's ``PulumiPolicy.yaml`` carries pushguard's version (Pulumi reads it from there):
+:func:`pulumi_policy_yaml` writes it, for the built pack and for the two committed pack folders
+(``policies/`` and ``pushguard/crossguard/pack/``), which ``python -m pushguard.crossguard.build``
+regenerates after a version change.
 """
 
 from __future__ import annotations
@@ -25,8 +30,11 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 import pushguard
+from pushguard._about import DISTRIBUTION
 
-DISTRIBUTION = "pushguard"
+REGENERATE = "python -m pushguard.crossguard.build"
+"""The command that rewrites the committed packs' ``PulumiPolicy.yaml`` at the installed version."""
+
 DESCRIPTION = "pushguard: safe Google Cloud Pub/Sub push subscriptions"
 
 MAIN = '''"""The pushguard CrossGuard policy pack, built by ``pushguard pack build``: published with
@@ -49,6 +57,32 @@ class BuiltPack:
 
     folder: Path
     files: tuple[str, ...]
+
+
+def pulumi_policy_yaml(version: str) -> str:
+    """The pack's ``PulumiPolicy.yaml`` at ``version`` (quoted: ``1.0`` stays a string)."""
+    return f'description: "{DESCRIPTION}"\nruntime: python\nversion: "{version}"\n'
+
+
+def committed_packs(root: Path) -> tuple[Path, Path]:
+    """The pack folders of the source checkout at ``root``: ``policies/`` (the repository's) and
+    the one installed with the package (``pushguard/crossguard/pack/``, the preview's default)."""
+    return root / "policies", root / "pushguard" / "crossguard" / "pack"
+
+
+def write_committed_packs() -> list[Path]:
+    """Rewrite the committed packs' ``PulumiPolicy.yaml`` at the installed version (what
+    :data:`REGENERATE` runs); the files written.
+
+    Raises:
+        PackBuildError: pushguard is not installed from its source checkout.
+    """
+    text = pulumi_policy_yaml(metadata.version(DISTRIBUTION))
+    written = []
+    for folder in committed_packs(project_root()):
+        (folder / "PulumiPolicy.yaml").write_text(text, encoding="utf-8")
+        written.append(folder / "PulumiPolicy.yaml")
+    return written
 
 
 def project_root() -> Path:
@@ -213,9 +247,12 @@ def build_pack(folder: Path) -> BuiltPack:
     pins = pinned_dependencies(
         r for r in _wheel_requirements(wheel) if canonicalize_name(r.name) != DISTRIBUTION
     )
-    (folder / "PulumiPolicy.yaml").write_text(
-        f'description: "{DESCRIPTION}"\nruntime: python\nversion: {version}\n', encoding="utf-8"
-    )
+    (folder / "PulumiPolicy.yaml").write_text(pulumi_policy_yaml(version), encoding="utf-8")
     (folder / "__main__.py").write_text(MAIN, encoding="utf-8")
     (folder / "requirements.txt").write_text(requirements_text(wheel.name, pins), encoding="utf-8")
     return BuiltPack(folder, tuple(sorted(p.name for p in folder.iterdir())))
+
+
+if __name__ == "__main__":
+    for path in write_committed_packs():
+        print(path)

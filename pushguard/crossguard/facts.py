@@ -28,6 +28,7 @@ from pushguard.crossguard.graph import (
     StackGraph,
 )
 from pushguard.crossguard.resources import WireResource
+from pushguard.crossguard.urn import urn_name
 from pushguard.crossguard.wire import UNKNOWN, get_bool, get_str
 from pushguard.policy.settings import PackSettings
 from pushguard.rules.accounts import service_account_project
@@ -72,7 +73,7 @@ class _Builder:
     def _describe(self, urn: str) -> str:
         other = self.graph.resources.get(urn) if self.graph else None
         if other is None:
-            return urn.rsplit("::", 1)[-1]
+            return urn_name(urn)
         return f"{other.type} {other.name!r}"
 
     def resolved(self, fact: str) -> None:

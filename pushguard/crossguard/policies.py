@@ -19,10 +19,7 @@ enforcement level. A validator never raises: bad config and malformed properties
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pulumi_policy import (
@@ -40,7 +37,9 @@ from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
 
 from pushguard.crossguard.facts import Resolution, subscription_facts
 from pushguard.crossguard.graph import StackGraph
+from pushguard.crossguard.not_checked import NotChecked
 from pushguard.crossguard.resources import SUBSCRIPTION_TYPE, WireResource
+from pushguard.crossguard.scope import Unverified, current_scope
 from pushguard.crossguard.secrets import scrub
 from pushguard.crossguard.wire import WireShapeError
 from pushguard.policy.settings import (
@@ -81,23 +80,6 @@ class _StackAnalysis:
         return cls(subscriptions)
 
 
-_STACK_CACHE: ContextVar[dict[str, _StackAnalysis] | None] = ContextVar(
-    "pushguard_stack_cache", default=None
-)
-
-
-@dataclass
-class StackNotes:
-    """What the policies of one ``AnalyzeStack`` request could not decide, for the server to
-    answer precisely: ``not_checked`` ``(policy, reason ending with [URN])`` for want of
-    configuration, ``unverified`` ``(policy, URN, message)`` for want of values at preview."""
-
-    not_checked: list[tuple[str, str]] = field(default_factory=list)
-    unverified: list[tuple[str, str, str]] = field(default_factory=list)
-
-
-_NOTES: ContextVar[StackNotes | None] = ContextVar("pushguard_stack_notes", default=None)
-
 _NUMBERS = "set projectNumbers (the subscription's project ID to its number) under {policy}"
 ENABLES: dict[str, str] = {
     "project_number": _NUMBERS,
@@ -112,51 +94,27 @@ ENABLES: dict[str, str] = {
 the policy config)."""
 
 
-@contextmanager
-def collect_stack_notes() -> Iterator[StackNotes]:
-    """Within one ``AnalyzeStack`` request, collect what the policies could not decide
-    (:class:`StackNotes`). :func:`pushguard.crossguard.serve` answers the ``not_checked`` ones
-    as the protocol's ``not_applicable`` entries, so a rule that cannot run never says nothing,
-    and puts each "can't run during preview" diagnostic on the subscription it is about."""
-    notes = StackNotes()
-    token = _NOTES.set(notes)
-    try:
-        yield notes
-    finally:
-        _NOTES.reset(token)
-
-
 def _not_checked(policy: str, sub: WireResource, result: Result) -> None:
-    notes = _NOTES.get()
+    """Note that ``policy`` could not check ``sub`` for want of configuration (answered by the
+    server as a ``not_applicable`` entry on the subscription)."""
+    notes = current_scope().notes
     if notes is None:
         return
     hint = ENABLES.get(result.field or "", "").format(policy=policy)
     enable = f"; {hint}" if hint else ""
-    reason = scrub(f"{sub.name}: not checked: {result.message}{enable} [{sub.urn}]")
-    notes.not_checked.append((policy, reason))
-
-
-@contextmanager
-def shared_stack_analysis() -> Iterator[None]:
-    """Within one ``AnalyzeStack`` request, let the policies share the stack analysis (the
-    graph and every subscription's facts) for equal settings instead of each building its own:
-    pulumi-policy hands every policy the same resources. :func:`pushguard.crossguard.serve`
-    wraps each request in this."""
-    token = _STACK_CACHE.set({})
-    try:
-        yield
-    finally:
-        _STACK_CACHE.reset(token)
+    reason = scrub(f"{sub.name}: not checked: {result.message}{enable}")
+    notes.not_checked.append(NotChecked(policy, sub.urn, reason))
 
 
 def _stack_analysis(policy_resources: list[Any], settings: PackSettings) -> _StackAnalysis:
-    cache = _STACK_CACHE.get()
+    cache = current_scope().stack_cache
     if cache is None:
         return _StackAnalysis.of(policy_resources, settings)
     key = settings.model_dump_json()
-    if key not in cache:
-        cache[key] = _StackAnalysis.of(policy_resources, settings)
-    return cache[key]
+    analysis = cache.get(key)
+    if not isinstance(analysis, _StackAnalysis):
+        analysis = cache[key] = _StackAnalysis.of(policy_resources, settings)
+    return analysis
 
 
 def _summary(rule: Rule) -> str:
@@ -258,10 +216,10 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
             "It is checked again when the values are known, at `pulumi up`; set "
             "unknownAtPreview to enforce to fail the preview instead"
         )
-        notes = _NOTES.get()
+        notes = current_scope().notes
         if notes is not None:
             notes.unverified += [
-                (self.name, sub.urn, scrub(f"{sub.name}: {why}. {later}"))
+                Unverified(self.name, sub.urn, scrub(f"{sub.name}: {why}. {later}"))
                 for sub, why in unverified
             ]
         details = "; ".join(f"{sub.name}: {why}" for sub, why in unverified)

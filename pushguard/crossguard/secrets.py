@@ -2,7 +2,8 @@
 
 pulumi-policy unwraps secret envelopes before a validator sees the properties, so a validator
 cannot tell a secret from a plain value. pushguard's server (:mod:`pushguard.crossguard.server`)
-records the secret strings of each request before pulumi-policy unwraps them; every message a
+records the secret strings of each request before pulumi-policy unwraps them (in its
+:class:`~pushguard.crossguard.scope.RequestScope`); every message a
 pushguard policy reports passes through :func:`scrub`, which replaces those strings (and, for
 URLs, their host, path, query and userinfo) with ``[secret]``. Rule messages also never repeat an
 endpoint's path or query string in the first place.
@@ -11,24 +12,13 @@ endpoint's path or query string in the first place.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Iterable
 from urllib.parse import urlsplit
 
-_SECRETS: ContextVar[frozenset[str]] = ContextVar("pushguard_secrets", default=frozenset())
+from pushguard.crossguard.scope import current_scope
+
 _MIN_SECRET = 4  # a shorter whole value ("a", "on") would mangle messages, protecting nothing
 _MIN_PART = 6  # a URL's host, path, query or userinfo: shorter ones ("/v1", "api") are words
-
-
-@contextmanager
-def secrets_in_scope(values: Iterable[str]) -> Iterator[None]:
-    """Within the block, :func:`scrub` removes ``values`` from messages."""
-    token = _SECRETS.set(frozenset(values))
-    try:
-        yield
-    finally:
-        _SECRETS.reset(token)
 
 
 def _parts(secret: str) -> set[str]:
@@ -82,5 +72,5 @@ def scrubber(secrets: Iterable[str]) -> Callable[[str], str]:
 def scrub(message: str, secrets: Iterable[str] | None = None) -> str:
     """``message`` with every secret value in scope (or in ``secrets``) replaced by
     ``[secret]``, compared case-insensitively."""
-    values = _SECRETS.get() if secrets is None else frozenset(secrets)
+    values = current_scope().secrets if secrets is None else frozenset(secrets)
     return scrubber(values)(message)

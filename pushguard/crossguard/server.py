@@ -4,8 +4,11 @@
 loopback port, print the port as the first line of stdout, serve until killed) with pulumi-policy's
 own Analyzer servicer, extended in two ways:
 
-- before pulumi-policy unwraps secret envelopes, the secret strings of the request are put in scope
-  for :func:`pushguard.crossguard.secrets.scrub`, so no policy message repeats them;
+- each request runs in its own :class:`~pushguard.crossguard.scope.RequestScope`: the secret
+  strings of the request (taken before pulumi-policy unwraps their envelopes) for
+  :func:`pushguard.crossguard.secrets.scrub`, so no policy message repeats them, and, for
+  ``AnalyzeStack``, the shared stack analysis and what the policies could not decide (answered
+  as ``not_applicable`` entries, :mod:`pushguard.crossguard.not_checked`);
 - a request pulumi-policy itself cannot decode (an unrecognised signature in the properties, for
   example) gets a diagnostic per enabled policy instead of a failed gRPC call;
 - each policy checks a subscription twice, from its inputs (``Analyze``) and from the stack's
@@ -33,14 +36,11 @@ from pulumi_policy import EnforcementLevel, Policy
 from pulumi_policy.policy import _GRPC_CHANNEL_OPTIONS, _PolicyAnalyzerServicer
 
 from pushguard import __version__
-from pushguard.crossguard.policies import (
-    PushguardPolicy,
-    build_policies,
-    collect_stack_notes,
-    shared_stack_analysis,
-)
+from pushguard._about import project_url
+from pushguard.crossguard.not_checked import encode
+from pushguard.crossguard.policies import PushguardPolicy, build_policies
 from pushguard.crossguard.resources import SUBSCRIPTION_TYPE
-from pushguard.crossguard.secrets import secrets_in_scope
+from pushguard.crossguard.scope import RequestScope, StackNotes, Unverified, request_scope
 from pushguard.crossguard.wire import secret_strings
 from pushguard.policy.config_file import ALL, all_settings_problem
 from pushguard.rules.docs import rules_markdown
@@ -57,17 +57,17 @@ PACK_VERSION = __version__
 class _GuardedServicer(_PolicyAnalyzerServicer):
     def __init__(self, policies: list[Policy]) -> None:
         super().__init__(
-            PACK_NAME,
-            PACK_VERSION,
-            policies,
-            EnforcementLevel.ADVISORY,
-            None,
-            PACK_DESCRIPTION,
-            "pushguard",
-            rules_markdown(),
-            "gcp",
-            ["gcp", "pubsub"],
-            "https://github.com/pushguard/pushguard",
+            name=PACK_NAME,
+            version=PACK_VERSION,
+            policies=policies,
+            enforcement_level=EnforcementLevel.ADVISORY,
+            initial_config=None,
+            description=PACK_DESCRIPTION,
+            display_name="pushguard",
+            readme=rules_markdown(),
+            provider="gcp",
+            tags=["gcp", "pubsub"],
+            repository=project_url("Repository"),
         )
         self._policies = policies
         self._reported: set[tuple[str, str, str]] = set()
@@ -96,8 +96,8 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
             # No policy's resource half looks at this type: answer without pulumi-policy
             # deserialising the properties once per policy (most of a stack is such resources).
             return proto.AnalyzeResponse()
-        response = self._guarded(
-            super().Analyze, request, context, [request.properties], request.urn
+        response, _ = self._guarded(
+            super().Analyze, request, context, [request.properties], urn=request.urn
         )
         self._reported.update(
             (d.policyName, d.urn or request.urn, d.message) for d in response.diagnostics
@@ -106,9 +106,12 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
 
     def AnalyzeStack(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC method name
         structs = [r.properties for r in request.resources]
-        with shared_stack_analysis(), collect_stack_notes() as notes:
-            response = self._guarded(super().AnalyzeStack, request, context, structs, "")
-        for policy, reason in sorted(set(notes.not_checked)):
+        response, scope = self._guarded(
+            super().AnalyzeStack, request, context, structs, stack=True
+        )
+        notes = scope.notes or StackNotes()
+        for entry in sorted(set(notes.not_checked), key=lambda n: (n.policy, n.urn, n.reason)):
+            policy, reason = encode(entry)
             response.not_applicable.append(
                 proto.PolicyNotApplicable(policy_name=policy, reason=reason)
             )
@@ -129,17 +132,23 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
         request: Any,
         context: Any,
         structs: Iterable[Any],
-        urn: str,
-    ) -> Any:
+        *,
+        urn: str = "",
+        stack: bool = False,
+    ) -> tuple[Any, RequestScope]:
+        """``call(request, context)`` in a new :class:`RequestScope` holding the secret strings
+        of ``structs`` (before pulumi-policy unwraps them); a request it cannot decode gets
+        :meth:`_undecodable` diagnostics on ``urn`` instead of a failed gRPC call. Returns the
+        response and the scope (its notes, for ``AnalyzeStack``)."""
         try:
             secrets = {s for st in structs for s in secret_strings(json_format.MessageToDict(st))}
         except Exception:
             secrets = set()
-        with secrets_in_scope(secrets):
+        with request_scope(secrets, stack=stack) as scope:
             try:
-                return call(request, context)
+                return call(request, context), scope
             except Exception as error:
-                return self._undecodable(error, urn)
+                return self._undecodable(error, urn), scope
 
     def _undecodable(self, error: Exception, urn: str) -> Any:
         response = proto.AnalyzeResponse()
@@ -164,24 +173,32 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
         return response
 
 
-def _place_unverified(response: Any, unverified: list[tuple[str, str, str]]) -> None:
+UNVERIFIED_MARK = "during preview:"
+"""pulumi-policy's wording of a policy that raised ``UnknownValueError``: one diagnostic for the
+whole stack, ``can't run policy 'P' from policy pack 'PACK@vV' during preview: MESSAGE``
+(``pulumi_policy/policy.py``, ``AnalyzeStack``; pinned by tests/crossguard/test_private_api.py).
+The one place pushguard reads pulumi-policy's text."""
+
+
+def _place_unverified(response: Any, unverified: list[Unverified]) -> None:
     """pulumi-policy answers a policy that cannot decide at preview with one advisory
     diagnostic for the whole stack (no URN). Replace it with one per subscription, on that
-    subscription's URN, so the CLI and the preview show it where the subscription is declared."""
-    by_policy: dict[str, list[tuple[str, str]]] = {}
-    for policy, urn, message in unverified:
-        by_policy.setdefault(policy, []).append((urn, message))
+    subscription's URN, so the CLI and the preview show it where the subscription is declared.
+    The head (``can't run policy ... during preview:``) is kept as pulumi-policy wrote it."""
+    by_policy: dict[str, list[Unverified]] = {}
+    for entry in unverified:
+        by_policy.setdefault(entry.policy, []).append(entry)
     kept, placed = [], []
     for diagnostic in response.diagnostics:
-        subscriptions = by_policy.get(diagnostic.policyName)
-        if diagnostic.urn or not subscriptions or "during preview" not in diagnostic.message:
+        entries = by_policy.get(diagnostic.policyName)
+        head, mark, _ = diagnostic.message.partition(UNVERIFIED_MARK)
+        if diagnostic.urn or not entries or not mark:
             kept.append(diagnostic)
             continue
-        head = diagnostic.message.split("during preview:", 1)[0]
-        for urn, message in subscriptions:
+        for entry in entries:
             one = proto.AnalyzeDiagnostic()
             one.CopyFrom(diagnostic)
-            one.urn, one.message = urn, f"{head}during preview: {message}"
+            one.urn, one.message = entry.urn, f"{head}{mark} {entry.message}"
             placed.append(one)
     del response.diagnostics[:]
     response.diagnostics.extend([*kept, *placed])

@@ -14,7 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
-from pulumi_policy.deserialize import serialize_properties
+from pulumi_policy.deserialize import (
+    SPECIAL_SECRET_SIG,
+    SPECIAL_SIG_KEY,
+    serialize_properties,
+)
 from pulumi_policy.proxy import (
     UNKNOWN_ARCHIVE_VALUE,
     UNKNOWN_ARRAY_VALUE,
@@ -38,8 +42,10 @@ UNKNOWN_SENTINELS: Final = frozenset(
 )
 """The strings Pulumi sends for a value that is not known yet (at preview)."""
 
-SIG_KEY: Final = "4dabf18193072939515e22adb298388d"
-SECRET_SIG: Final = "1b47061264138c4ac30d75fd1eb44270"
+SIG_KEY: Final[str] = SPECIAL_SIG_KEY
+"""The key that marks a wire-form object as a special value (pulumi-policy's)."""
+SECRET_SIG: Final[str] = SPECIAL_SECRET_SIG
+"""``SIG_KEY``'s value in a secret envelope ``{SIG_KEY: SECRET_SIG, "value": ...}``."""
 
 
 class Unknown:

@@ -27,7 +27,7 @@ from typing import IO, Any
 
 import pulumi
 
-from pushguard.preview.engine import ResourceRecord
+from pushguard.gate.result import ResourceRecord
 from pushguard.preview.mocks import GcpMocks
 from pushguard.preview.program import ProgramFailure, run_project_program
 from pushguard.preview.project import load_project

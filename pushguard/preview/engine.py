@@ -37,36 +37,8 @@ from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.stack import Stack, massage, run_pulumi_func
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
-STACK_TYPE = "pulumi:pulumi:Stack"
-"""The type of the stack resource, the root of every program's resources."""
-
-Source = tuple[str, int]
-"""A constructor call's file path and line."""
-
-
-@dataclass(frozen=True)
-class ResourceRecord:
-    """One registered resource as the engine saw it.
-
-    ``inputs`` and ``outputs`` are the wire form (camelCase keys, unknown values as Pulumi's
-    unknown sentinel, secrets as ``{"4dabf18193072939515e22adb298388d":
-    "1b47061264138c4ac30d75fd1eb44270", ...}`` envelopes); ``dependencies`` are URNs;
-    ``source`` is the file path and line of the constructor call, when the SDK sent one.
-    """
-
-    urn: str
-    type: str
-    name: str
-    parent: str
-    custom: bool
-    provider: str
-    inputs: Mapping[str, Any]
-    dependencies: tuple[str, ...]
-    property_dependencies: Mapping[str, tuple[str, ...]]
-    replace_on_changes: tuple[str, ...]
-    delete_before_replace: bool
-    outputs: Mapping[str, Any] = field(default_factory=dict)
-    source: Source | None = None
+from pushguard.crossguard.urn import STACK_TYPE, is_stack_urn
+from pushguard.gate.result import ResourceRecord, Source
 
 
 def _place(source: Source | None) -> str:
@@ -118,7 +90,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         TYPES is the parent's type chain and the type, ``$``-separated, without the root stack's
         type (the SDK's mock monitor keeps it: ``pulumi:pulumi:Stack$...`` for every top-level
         resource, a URN no engine gives)."""
-        if parent and _is_stack_urn(parent):
+        if parent and is_stack_urn(parent):
             parent = ""
         return super().make_urn(parent, type_, name)
 
@@ -179,7 +151,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
     def RegisterResourceOutputs(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         """Keep the stack's outputs (the last registration wins: the mock runtime registers an
         empty set when it creates the stack, the program run registers the exports)."""
-        if _is_stack_urn(request.urn):
+        if is_stack_urn(request.urn):
             self.outputs = json_format.MessageToDict(request.outputs)
         return super().RegisterResourceOutputs(request)  # type: ignore[no-untyped-call]
 
@@ -201,11 +173,6 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         ):
             return resource_pb2.ResourceInvokeResponse(unknown=True)
         return super().Invoke(request)  # type: ignore[no-untyped-call]
-
-
-def _is_stack_urn(urn: str) -> bool:
-    """True for the root stack's URN (``urn:pulumi:STACK::PROJECT::pulumi:pulumi:Stack::...``)."""
-    return urn.split("::")[2:3] == [STACK_TYPE]
 
 
 def _source(request: Any) -> Source | None:

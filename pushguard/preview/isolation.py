@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pushguard.preview.engine import ResourceRecord
+from pushguard.gate.result import ProgramOutput, ResourceRecord
 from pushguard.preview.program import ProgramFailure
 from pushguard.preview.project import PulumiProject
 
@@ -48,16 +48,6 @@ class ProgramEndedError(RuntimeError):
     def __init__(self, message: str, output: ProgramOutput) -> None:
         self.output = output
         super().__init__(message)
-
-
-@dataclass(frozen=True)
-class ProgramOutput:
-    """What the program wrote to its stdout and stderr (UTF-8, undecodable bytes replaced;
-    ``truncated`` when either went past :data:`OUTPUT_LIMIT`)."""
-
-    stdout: str = ""
-    stderr: str = ""
-    truncated: bool = False
 
 
 @dataclass

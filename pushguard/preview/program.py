@@ -20,7 +20,8 @@ from pathlib import Path
 import pulumi
 
 from pushguard.components.spec import PushSubscriptionInputError
-from pushguard.preview.engine import ProgramRun, ResourceRecord, run_program_capturing
+from pushguard.gate.result import ResourceRecord
+from pushguard.preview.engine import ProgramRun, run_program_capturing
 from pushguard.preview.project import PulumiProject
 
 

@@ -7,9 +7,9 @@ with provider-faithful mocks, recording every registration; start the pack as th
 configure it (schema defaults, the pack's initial config, the file); ``Analyze`` every resource
 with its checked inputs and ``AnalyzeStack`` once with every resource's planned outputs.
 
-This module only orchestrates them: stack choice is in :mod:`pushguard.preview.stacks`, pack
-discovery in :mod:`pushguard.preview.pack`, the streaming analysis in
-:mod:`pushguard.preview.streaming` and the result model in :mod:`pushguard.preview.result`.
+This module only orchestrates them: stack choice is in :mod:`pushguard.preview.stacks`, the
+streaming analysis in :mod:`pushguard.preview.streaming`; pack discovery, the pack session and the
+result model are the gate's (:mod:`pushguard.gate`), shared with ``pushguard analyze``.
 """
 
 from __future__ import annotations
@@ -21,8 +21,10 @@ from pathlib import Path
 
 import grpc
 
+from pushguard.gate.analyzer import Diagnostic, PackStartError, PolicyPackProcess
+from pushguard.gate.pack import pack_python, resolve_pack_dir
+from pushguard.gate.result import StackResult, Violation, sort_violations
 from pushguard.policy.config_file import PolicyConfigError, load_policy_config
-from pushguard.preview.analyzer import Diagnostic, PackStartError, PolicyPackProcess
 from pushguard.preview.isolation import (
     DEFAULT_TIMEOUT,
     IsolatedRun,
@@ -30,22 +32,10 @@ from pushguard.preview.isolation import (
     run_isolated,
 )
 from pushguard.preview.mocks import PLACEHOLDER_PROJECT_NUMBER
-from pushguard.preview.pack import pack_python, resolve_pack_dir
+from pushguard.preview.origin import PreviewError, ProgramOrigin
 from pushguard.preview.program import ProgramFailure
-from pushguard.preview.result import (
-    NotChecked,
-    PreviewError,
-    PreviewResult,
-    Violation,
-    sort_violations,
-)
 from pushguard.preview.stacks import load_stack, project_numbers
-from pushguard.preview.streaming import (
-    AnalyzerRequests,
-    StreamingAnalysis,
-    policy_meta,
-    to_violation,
-)
+from pushguard.preview.streaming import AnalyzerRequests, StreamingAnalysis
 
 COMPONENT_TYPE = "pushguard:index:PushSubscription"
 _RULE_TAG = re.compile(r"\s*\[(?P<rule>[a-z0-9-]+)\]$")
@@ -65,8 +55,8 @@ class PreviewOptions:
     timeout: float = DEFAULT_TIMEOUT
 
 
-def run_preview(options: PreviewOptions) -> PreviewResult:
-    """Run the preview. Returns the result (whose :attr:`PreviewResult.exit_code` is 0 or 1).
+def run_preview(options: PreviewOptions) -> StackResult:
+    """Run the preview. Returns the result (its ``exit_code`` is 0 or 1).
 
     The program runs in a child process (:mod:`pushguard.preview.isolation`); the result lists
     resources by URN and violations by level, policy and URN, so the same input gives the same
@@ -79,7 +69,7 @@ def run_preview(options: PreviewOptions) -> PreviewResult:
     """
     started = time.perf_counter()
     project, stack, config, secrets = load_stack(options.program_dir, options.stack)
-    result = PreviewResult(project=project, stack=stack, resources=[], violations=[])
+    result = StackResult(ProgramOrigin(project, stack), project.name, stack, [], [])
     try:
         file_config = load_policy_config(options.policy_config) if options.policy_config else {}
     except PolicyConfigError as error:
@@ -119,14 +109,15 @@ def run_preview(options: PreviewOptions) -> PreviewResult:
         diagnostics = _finish(stream, run.failure, result, timings)
     finally:
         pack.close()
-    found = [to_violation(d, result.policies) for d in diagnostics]
+    assert stream.session is not None  # _finish raised otherwise
+    found = stream.session.violations(diagnostics)
     result.violations = sort_violations([*result.violations, *found])
     timings["total"] = time.perf_counter() - started
     result.timings = timings
     return result
 
 
-def _fill(result: PreviewResult, run: IsolatedRun) -> None:
+def _fill(result: StackResult, run: IsolatedRun) -> None:
     """What the run says, in a stable order (registrations arrive as the runtime completes
     them, which varies from run to run)."""
     result.resources = sorted(run.records, key=lambda r: r.urn)
@@ -137,12 +128,12 @@ def _fill(result: PreviewResult, run: IsolatedRun) -> None:
     result.notes = _notes(run)
 
 
-def refusal_violations(result: PreviewResult, failure: ProgramFailure) -> list[Violation]:
+def refusal_violations(result: StackResult, failure: ProgramFailure) -> list[Violation]:
     """The rule violations in a ``PushSubscription`` refusal, as findings of their rules at the
     line of the program that made the component (``[]`` for any other failure)."""
     if failure.component is None:
         return []
-    urn = f"urn:pulumi:{result.stack}::{result.project.name}::{COMPONENT_TYPE}::{failure.component}"
+    urn = f"urn:pulumi:{result.stack}::{result.project}::{COMPONENT_TYPE}::{failure.component}"
     found = []
     for field, message in failure.problems:
         tag = _RULE_TAG.search(message)
@@ -166,7 +157,7 @@ def refusal_violations(result: PreviewResult, failure: ProgramFailure) -> list[V
 def _finish(
     stream: StreamingAnalysis,
     failure: ProgramFailure | None,
-    result: PreviewResult,
+    result: StackResult,
     timings: dict[str, float],
 ) -> list[Diagnostic]:
     """Collect the streamed ``Analyze`` answers, then ``AnalyzeStack`` once over the resources
@@ -182,8 +173,7 @@ def _finish(
     if failure is not None:
         try:  # the pack's metadata, for the remediation of a refusal's findings
             stream.finish()
-            result.pack_name, result.pack_version = stream.info.name, stream.info.version
-            result.policies = policy_meta(stream.info, stream.resolved)
+            _describe_pack(result, stream)
         except Exception:  # the program's error matters more than the pack's
             result.notes.append("the policy pack did not answer either")
         refused = refusal_violations(result, failure)
@@ -195,12 +185,11 @@ def _finish(
         diagnostics = stream.finish()
         timings["analyze"] = time.perf_counter() - clock
         timings.update(stream.timings)
-        result.pack_name, result.pack_version = stream.info.name, stream.info.version
-        result.policies = policy_meta(stream.info, stream.resolved)
+        _describe_pack(result, stream)
         clock = time.perf_counter()
         root, *rest = stream.per_stack
         diagnostics += stream.pack.analyze_stack([root, *sorted(rest, key=lambda r: r.urn)])
-        result.not_checked = not_checked(stream.pack.not_applicable)
+        result.not_checked = list(stream.pack.not_applicable)
         timings["analyze_stack"] = time.perf_counter() - clock
     except PackStartError as error:
         raise PreviewError(f"the policy pack {where} did not start: {error}", result) from None
@@ -218,19 +207,11 @@ def _finish(
     return diagnostics
 
 
-_TRAILING_URN = re.compile(r"\s*\[(?P<urn>urn:pulumi:[^\]]+)\]$")
-
-
-def not_checked(entries: list[tuple[str, str]]) -> list[NotChecked]:
-    """The pack's ``not_applicable`` answers as :class:`NotChecked`, by policy and URN (a
-    reason that ends with ``[URN]`` is about that resource)."""
-    found = []
-    for policy, reason in entries:
-        tail = _TRAILING_URN.search(reason)
-        urn = tail["urn"] if tail else ""
-        text = reason[: tail.start()] if tail else reason
-        found.append(NotChecked(policy, urn, text))
-    return sorted(set(found), key=lambda n: (n.policy, n.urn, n.reason))
+def _describe_pack(result: StackResult, stream: StreamingAnalysis) -> None:
+    """The pack's name, version and policies into ``result`` (the session is open)."""
+    assert stream.session is not None
+    result.pack_name, result.pack_version = stream.session.name, stream.session.version
+    result.policies = stream.session.policies
 
 
 def _notes(run: IsolatedRun) -> list[str]:

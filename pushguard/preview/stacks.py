@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pushguard.policy.config_file import PolicyConfig
+from pushguard.preview.origin import PreviewError
 from pushguard.preview.project import (
     ProjectError,
     PulumiProject,
@@ -19,7 +20,6 @@ from pushguard.preview.project import (
     load_project,
     load_stack_config,
 )
-from pushguard.preview.result import PreviewError
 
 PROJECT_NUMBERS_KEY = "pushguard:projectNumbers"
 """Stack config key (a map of project ID to number) that ``getProject`` answers from."""

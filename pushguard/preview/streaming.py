@@ -1,7 +1,6 @@
 """The streaming analysis: registrations turned into ``Analyze``/``AnalyzeStack`` requests and
-sent to the pack while the program still runs, and the pack's answers turned into the result
-model (:class:`~pushguard.preview.result.Violation`,
-:class:`~pushguard.preview.result.PolicyMeta`)."""
+sent to the pack while the program still runs (the pack session and the result model are the
+gate's: :mod:`pushguard.gate.session`)."""
 
 from __future__ import annotations
 
@@ -12,15 +11,19 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from pushguard.policy.config_file import PolicyConfig, rule_config
-from pushguard.preview.analyzer import AnalyzerResource, Diagnostic, PolicyPackProcess
-from pushguard.preview.engine import STACK_TYPE, ResourceRecord
+from pushguard.crossguard.urn import (
+    PROVIDER_TYPE_PREFIX,
+    STACK_TYPE,
+    package_of,
+    provider_urn,
+    stack_urn,
+)
+from pushguard.gate.analyzer import AnalyzerResource, Diagnostic, PolicyPackProcess
+from pushguard.gate.result import ResourceRecord
+from pushguard.gate.session import PackSession
+from pushguard.policy.config_file import PolicyConfig
 from pushguard.preview.project import PulumiProject
-from pushguard.preview.result import PolicyMeta, Violation, stack_urn
 from pushguard.preview.stacks import provider_config
-
-PUSHGUARD_PACK = "pushguard"
-"""The name pushguard's own pack reports; its settings are checked before any analysis."""
 
 
 class AnalyzerRequests:
@@ -41,12 +44,12 @@ class AnalyzerRequests:
 
     def convert(self, record: ResourceRecord) -> tuple[AnalyzerResource, AnalyzerResource]:
         """``(for Analyze, for AnalyzeStack)`` of one registration."""
-        package = record.type.split(":", 1)[0]
-        if record.type.startswith("pulumi:providers:"):
+        package = package_of(record.type)
+        if record.type.startswith(PROVIDER_TYPE_PREFIX):
             self.explicit[record.urn] = record.inputs
         provider = None
         if record.custom and package != "pulumi":
-            reference = record.provider.rsplit("::", 1)[0] if record.provider else ""
+            reference = provider_urn(record.provider)
             provider = dict(self.explicit.get(reference) or provider_config(package, self.config))
         provider_type = f"pulumi:providers:{package}"
         return (
@@ -70,8 +73,7 @@ class StreamingAnalysis:
         source: str = "",
     ) -> None:
         self.pack, self.requests, self.config, self.source = pack, requests, config, source
-        self.info: Any = None
-        self.resolved: dict[str, PolicyConfig] = {}
+        self.session: PackSession | None = None
         self.per_stack: list[AnalyzerResource] = [requests.root]
         self.diagnostics: list[Diagnostic] = []
         self.error: BaseException | None = None
@@ -91,11 +93,7 @@ class StreamingAnalysis:
             self.pack.connect()
             self.timings["pack_start"] = time.perf_counter() - clock
             clock = time.perf_counter()
-            self.info = self.pack.info()
-            self.resolved = self.pack.configure(self.config, source=self.source)
-            if self.info.name == PUSHGUARD_PACK:
-                # The settings the pack would refuse on every subscription: refuse them once.
-                rule_config(self.resolved, self.source)
+            self.session = PackSession.open(self.pack, self.config, self.source)
             self.timings["configure"] = time.perf_counter() - clock
             ready = True
             self._send(self.requests.root)
@@ -129,37 +127,3 @@ class StreamingAnalysis:
         if self.error is not None:
             raise self.error
         return self.diagnostics
-
-
-def to_violation(diagnostic: Diagnostic, policies: Mapping[str, PolicyMeta]) -> Violation:
-    """The :class:`Violation` of one pack diagnostic: ``mandatory`` and ``remediate`` count as
-    mandatory, anything else as advisory; the remediation comes from the policy's metadata in
-    ``policies`` (``""`` for a policy not listed there)."""
-    level = "mandatory" if diagnostic.level in ("mandatory", "remediate") else "advisory"
-    meta = policies.get(diagnostic.policy)
-    return Violation(
-        policy=diagnostic.policy,
-        level=level,
-        urn=diagnostic.urn,
-        message=diagnostic.message,
-        remediation=meta.remediation if meta else "",
-    )
-
-
-def policy_meta(info: Any, levels: Mapping[str, PolicyConfig]) -> dict[str, PolicyMeta]:
-    """Policy name to :class:`PolicyMeta` for every policy in the pack's ``GetAnalyzerInfo``
-    answer ``info``, with each policy's level as configured in ``levels`` (``advisory`` when
-    not configured) and its severity as a word (``""`` when unspecified)."""
-    severities = {0: "", 1: "low", 2: "medium", 3: "high", 4: "critical"}
-    return {
-        p.name: PolicyMeta(
-            name=p.name,
-            display_name=p.displayName,
-            description=p.description,
-            level=(levels[p.name].level or "advisory") if p.name in levels else "advisory",
-            severity=severities.get(p.severity, ""),
-            remediation=p.remediation_steps,
-            url=p.url,
-        )
-        for p in info.policies
-    }

@@ -3,6 +3,14 @@
 Every enforcement point (component, CrossGuard pack, offline preview, Spark audit) runs these same
 rules through :func:`evaluate`. The rule IDs are a public contract: policy-group configs and CI
 refer to them.
+
+Adding a rule: write ``push_<name>.py`` whose ``RULE`` has the ID ``push-<name>`` (its docstring is
+the rationale), import it here and put its ``RULE`` in :data:`RULES` (mandatory rules first, a new
+rule at the end of its level's group: the order is a public contract too, reports follow it), and
+write its pass and fail cases in ``tests/rules/cases/push_<name>.py``. tests/rules/test_registry.py
+finds the ``push_*.py`` modules on disk and fails, naming the module, when one is not in
+:data:`RULES`, is listed under another ID, or is listed but missing; tests/rules/test_case_files.py
+does the same for the case files.
 """
 
 from __future__ import annotations
@@ -38,7 +46,8 @@ RULES: tuple[Rule, ...] = (
     push_audience_explicit.RULE,
     push_sa_broad_grants.RULE,
 )
-"""All rules, mandatory ones first, in a stable order."""
+"""All rules, mandatory ones first, in a stable order (kept explicit; a test checks it against
+the rule modules on disk)."""
 
 RULES_BY_ID: Mapping[str, Rule] = {rule.id: rule for rule in RULES}
 

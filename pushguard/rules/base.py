@@ -16,10 +16,12 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Literal, get_args
 
+from pushguard._about import project_url
 from pushguard.rules.facts import SubscriptionFacts
 
-DOCS_BASE_URL = "https://github.com/pushguard/pushguard/blob/main/docs/rules.md"
-"""Where each rule's documentation lives; a rule's URL is this plus ``#<rule id>``."""
+DOCS_BASE_URL = f"{project_url('Repository')}/blob/main/docs/rules.md"
+"""Where each rule's documentation lives (``docs/rules.md`` in the repository of
+``[project.urls]``); a rule's URL is this plus ``#<rule id>``."""
 
 
 class EnforcementLevel(StrEnum):

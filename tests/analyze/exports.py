@@ -26,7 +26,8 @@ from typing import Any
 
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 
-from pushguard.preview.result import PreviewResult, stack_urn
+from pushguard.crossguard.urn import stack_urn
+from pushguard.gate.result import StackResult
 
 SIG = "4dabf18193072939515e22adb298388d"
 SECRET = "1b47061264138c4ac30d75fd1eb44270"
@@ -124,7 +125,7 @@ def _resolve(value: Any, key: str, deps: tuple[str, ...], known: dict[str, dict[
 
 
 def export_from_preview(
-    result: PreviewResult,
+    result: StackResult,
     *,
     stack_outputs: dict[str, Any] | None = None,
     edit: Callable[[dict[str, Any]], None] | None = None,
@@ -143,7 +144,7 @@ def export_from_preview(
     input of the same name holds a secret (as the engine does); ``revealed`` maps a resource
     name to the value of its secret the preview did not know; ``show_secrets`` writes
     plaintexts (``pulumi stack export --show-secrets``) instead of ciphertexts."""
-    project, stack = result.project.name, result.stack
+    project, stack = result.project, result.stack
     config_project = next(
         (str(r.outputs["project"]) for r in result.resources if "project" in r.outputs),
         "example-project",

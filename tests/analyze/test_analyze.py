@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from pushguard.analyze.deployment import StateFileError, read_state
 from pushguard.analyze.runner import AnalyzeOptions, analyze_stack, run_analyze
 from pushguard.cli import app
-from pushguard.preview.result import PreviewResult
+from pushguard.gate.result import StackResult
 from pushguard.preview.runner import PreviewOptions, run_preview
 from tests.analyze.exports import SECRET, SIG, dumps, export_from_preview
 
@@ -35,12 +35,12 @@ def preview(stack: str, folder: Path = ROOT / "stacks", config: Path | None = CO
 
 
 @pytest.fixture(scope="module")
-def dev() -> PreviewResult:
+def dev() -> StackResult:
     return preview("dev")
 
 
 @pytest.fixture(scope="module")
-def legacy() -> PreviewResult:
+def legacy() -> StackResult:
     return preview("legacy")
 
 
@@ -62,7 +62,7 @@ def findings(report: dict[str, Any]) -> set[tuple[str, str, str, str]]:
     return {(v["policy"], v["level"], v["urn"], v["message"]) for v in report["violations"]}
 
 
-def preview_findings(result: PreviewResult) -> set[tuple[str, str, str, str]]:
+def preview_findings(result: StackResult) -> set[tuple[str, str, str, str]]:
     return {(v.policy, v.level, v.urn, v.message) for v in result.violations}
 
 
@@ -126,7 +126,7 @@ REVEALED = f"http://hooks.acme.example/pubsub?token={TOKEN}"
 
 
 @pytest.fixture(scope="module")
-def secret_endpoint(tmp_path_factory: pytest.TempPathFactory) -> PreviewResult:
+def secret_endpoint(tmp_path_factory: pytest.TempPathFactory) -> StackResult:
     folder = tmp_path_factory.mktemp("secret-endpoint")
     (folder / "Pulumi.yaml").write_text(json.dumps({"name": "team", "runtime": "python"}))
     (folder / "__main__.py").write_text(SECRET_ENDPOINT_PROGRAM)

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import SparkSession
 
-from pushguard.preview.analyzer import AnalyzerResource, PolicyPackProcess
+from pushguard.gate.analyzer import AnalyzerResource, PolicyPackProcess
 from pushguard.rules import RULES
 from tests.crossguard.conftest import PACK
 

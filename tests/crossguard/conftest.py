@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from pushguard.preview.analyzer import PolicyPackProcess
+from pushguard.gate.analyzer import PolicyPackProcess
 
 PACK = Path(__file__).resolve().parents[2] / "policies"
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import metadata
@@ -16,8 +17,10 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+import pushguard
 from pushguard.cli import app
-from pushguard.preview.analyzer import PolicyPackProcess
+from pushguard.crossguard.build import REGENERATE, committed_packs, pulumi_policy_yaml
+from pushguard.gate.analyzer import PolicyPackProcess
 from pushguard.rules import RULES
 from tests.crossguard.wire import push_config, subscription
 
@@ -25,6 +28,27 @@ VERSION = metadata.version("pushguard")
 WHEEL = f"pushguard-{VERSION}-py3-none-any.whl"
 FILES = {"PulumiPolicy.yaml", "__main__.py", "requirements.txt", WHEEL}
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_version_is_pyprojects() -> None:
+    """``pushguard.__version__`` is the installed metadata's, which is ``pyproject.toml``'s once
+    pushguard is reinstalled."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert pushguard.__version__ == VERSION == project["version"], (
+        "the installed pushguard is not the source's version: `pip install -e .`"
+    )
+
+
+@pytest.mark.parametrize(
+    "folder", committed_packs(ROOT), ids=lambda p: p.relative_to(ROOT).as_posix()
+)
+def test_the_committed_packs_carry_the_version(folder: Path) -> None:
+    """Pulumi reads the pack's version from ``PulumiPolicy.yaml``, so the committed packs carry
+    it too, written by the same generator as ``pushguard pack build``."""
+    text = (folder / "PulumiPolicy.yaml").read_text(encoding="utf-8")
+    stale = f"{folder / 'PulumiPolicy.yaml'} is not at pushguard {VERSION}: run `{REGENERATE}`"
+    assert yaml.safe_load(text)["version"] == pushguard.__version__, stale
+    assert text == pulumi_policy_yaml(pushguard.__version__), stale
 
 
 @dataclass

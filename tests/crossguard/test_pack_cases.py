@@ -1,17 +1,18 @@
-"""Every policy's pass and fail fixtures, sent to the running pack over the Analyzer protocol."""
+"""Every policy's wire-level pass and fail fixtures (tests/rules/cases/, one file per rule), sent
+to the running pack over the Analyzer protocol."""
 
 from __future__ import annotations
 
 import pytest
 
-from pushguard.preview.analyzer import Diagnostic, PolicyPackProcess
+from pushguard.gate.analyzer import Diagnostic, PolicyPackProcess
 from pushguard.rules import RULES
-from tests.crossguard.cases import CASES, Case
+from tests.rules.cases import WIRE_CASES, WireCase
 
 PREVIEW_PREFIX = "can't run policy"
 
 
-def analyze_all(pack: PolicyPackProcess, case: Case) -> list[Diagnostic]:
+def analyze_all(pack: PolicyPackProcess, case: WireCase) -> list[Diagnostic]:
     """Configure every policy with the case's settings, then Analyze each resource and
     AnalyzeStack once, as the engine does."""
     pack.configure({rule.id: dict(case.settings) for rule in RULES})
@@ -23,16 +24,13 @@ def analyze_all(pack: PolicyPackProcess, case: Case) -> list[Diagnostic]:
 
 
 def violations(diagnostics: list[Diagnostic], policy: str) -> list[Diagnostic]:
-    return [d for d in diagnostics if d.policy == policy and not d.message.startswith(PREVIEW_PREFIX)]
+    return [
+        d for d in diagnostics if d.policy == policy and not d.message.startswith(PREVIEW_PREFIX)
+    ]
 
 
-def test_every_policy_has_pass_and_fail_cases() -> None:
-    covered = {(c.policy, c.expect) for c in CASES}
-    assert covered == {(r.id, e) for r in RULES for e in ("pass", "fail")}
-
-
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
-def test_case(pack: PolicyPackProcess, case: Case) -> None:
+@pytest.mark.parametrize("case", WIRE_CASES, ids=lambda c: c.id)
+def test_case(pack: PolicyPackProcess, case: WireCase) -> None:
     diagnostics = analyze_all(pack, case)
     hits = violations(diagnostics, case.policy)
     if case.expect == "fail":

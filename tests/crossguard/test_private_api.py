@@ -6,7 +6,10 @@ from __future__ import annotations
 import inspect
 
 import pulumi_policy.policy as policy_module
+from pulumi_policy import deserialize, proxy
 from pulumi_policy.policy import _PolicyAnalyzerServicer
+
+from pushguard.crossguard import wire
 
 EXPECTED_INIT = [
     "self",
@@ -39,3 +42,17 @@ def test_the_servicer_methods_the_pack_overrides_or_calls_exist() -> None:
 def test_the_grpc_options_are_a_list_of_pairs() -> None:
     options = policy_module._GRPC_CHANNEL_OPTIONS
     assert isinstance(options, list) and all(len(pair) == 2 for pair in options)
+
+
+def test_the_secret_signature_comes_from_pulumi_policy_with_the_wire_values() -> None:
+    """``crossguard/wire.py`` takes ``SIG_KEY``/``SECRET_SIG`` from ``pulumi_policy.deserialize``
+    (the preview, the analysis and the pack read secret envelopes with them)."""
+    assert wire.SIG_KEY == deserialize.SPECIAL_SIG_KEY == "4dabf18193072939515e22adb298388d"
+    assert wire.SECRET_SIG == deserialize.SPECIAL_SECRET_SIG == "1b47061264138c4ac30d75fd1eb44270"
+
+
+def test_the_wire_helpers_the_pack_imports_exist() -> None:
+    assert deserialize.serialize_properties({"a": [1, {"b": "c"}]}) == {"a": [1, {"b": "c"}]}
+    for name in ("STRING", "BOOLEAN", "NUMBER", "ARRAY", "OBJECT", "ASSET", "ARCHIVE"):
+        assert isinstance(getattr(proxy, f"UNKNOWN_{name}_VALUE"), str), name
+    assert isinstance(proxy.UnknownValueError(proxy.UNKNOWN_STRING_VALUE, []), Exception)

@@ -11,8 +11,9 @@ import pytest
 import yaml
 
 from pushguard import __version__
+from pushguard.crossguard.build import pulumi_policy_yaml
 from pushguard.policy.settings import PackSettings
-from pushguard.preview.analyzer import AnalyzerResource, PackStartError, PolicyPackProcess
+from pushguard.gate.analyzer import AnalyzerResource, PackStartError, PolicyPackProcess
 from pushguard.rules import RULES
 from tests.crossguard.cases import ACCOUNT_URN, RUN_URN
 from tests.crossguard.conftest import PACK
@@ -54,7 +55,7 @@ def test_first_line_on_stdout_is_the_port(pack: PolicyPackProcess) -> None:
 
 
 def test_a_pack_that_prints_before_its_port_is_caught(tmp_path: Path) -> None:
-    (tmp_path / "PulumiPolicy.yaml").write_text("runtime: python\nversion: 0.1.0\n")
+    (tmp_path / "PulumiPolicy.yaml").write_text(pulumi_policy_yaml(__version__))
     (tmp_path / "__main__.py").write_text(textwrap.dedent("""
         print("loading rules...")
         from pushguard.crossguard import serve
@@ -83,7 +84,7 @@ def test_analyzer_info_lists_every_rule_as_a_policy(pack: PolicyPackProcess) -> 
 
 
 def pack_level(value: int) -> str:
-    from pushguard.preview.analyzer import LEVEL_NAMES
+    from pushguard.gate.analyzer import LEVEL_NAMES
     return LEVEL_NAMES[value]
 
 

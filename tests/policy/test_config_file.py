@@ -25,7 +25,7 @@ from pushguard.policy import (
     rule_config,
 )
 from pushguard.policy.config_file import PolicyConfig
-from pushguard.preview.analyzer import AnalyzerResource, PolicyPackProcess, policy_infos
+from pushguard.gate.analyzer import AnalyzerResource, PolicyPackProcess, policy_infos
 from pushguard.rules import RULES, EnforcementLevel
 
 ROOT = Path(__file__).resolve().parents[2]

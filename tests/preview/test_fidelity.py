@@ -21,7 +21,8 @@ from pushguard.preview import engine
 from pushguard.preview.engine import run_program_capturing
 from pushguard.preview.mocks import UNKNOWN, GcpMocks
 from pushguard.preview.project import find_project, load_project
-from pushguard.preview.result import PreviewError, PreviewResult
+from pushguard.gate.result import StackResult
+from pushguard.preview.origin import PreviewError, ProgramOrigin
 from pushguard.preview.stacks import choose_stack, load_stack
 from pushguard.preview.streaming import AnalyzerRequests
 
@@ -196,7 +197,7 @@ def test_the_stack_urn_and_analyzer_requests_use_the_short_name(project: Path) -
     assert AnalyzerRequests(loaded, stack, config).root.urn == (
         "urn:pulumi:dev::team::pulumi:pulumi:Stack::team-dev"
     )
-    assert PreviewResult(project=loaded, stack=stack, resources=[], violations=[]).stack == "dev"
+    assert StackResult(ProgramOrigin(loaded, stack), loaded.name, stack, resources=[], violations=[]).stack == "dev"
     assert load_project(find_project(project)).name == "team"
 
 
@@ -329,4 +330,4 @@ def test_a_program_without_exports_has_no_outputs() -> None:
 
 def test_preview_result_has_outputs_empty_by_default(project: Path) -> None:
     loaded, stack, _, _ = load_stack(project, "dev")
-    assert PreviewResult(project=loaded, stack=stack, resources=[], violations=[]).outputs == {}
+    assert StackResult(ProgramOrigin(loaded, stack), loaded.name, stack, resources=[], violations=[]).outputs == {}

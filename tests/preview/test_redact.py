@@ -1,4 +1,4 @@
-"""Issue 13, secrets: redaction of everything a report shows (pushguard.preview.redact).
+"""Issue 13, secrets: redaction of everything a report shows (pushguard.gate.redact).
 
 Examples first, then properties: whatever the URL looks like (userinfo with `@` and `:`, `?` or `/`
 inside the password, percent-encoding, upper-case schemes, IPv6 and non-ASCII hosts, very long
@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from pushguard.crossguard.secrets import scrub
 from pushguard.crossguard.wire import SECRET_SIG, SIG_KEY
-from pushguard.preview.redact import (
+from pushguard.gate.redact import (
     PLAIN,
     REDACTED,
     Redactor,

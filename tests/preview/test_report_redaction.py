@@ -6,7 +6,7 @@ message and its own stdout, and a secret value into an input and a log message. 
 planted secrets may appear in the text, JSON or SARIF report.
 
 The report code (pushguard/preview/report.py and sarif.py) is being restructured; it calls
-pushguard.preview.redact when that lands. Until then these tests are expected to fail, strictly:
+pushguard.gate.redact when that lands. Until then these tests are expected to fail, strictly:
 the first format that redacts turns its test into an unexpected pass, and its marker must go.
 """
 

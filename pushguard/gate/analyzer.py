@@ -22,6 +22,9 @@ from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime import proto
 from pulumi.runtime.proto import analyzer_pb2_grpc
 
+from pushguard.crossguard.not_checked import NotChecked, decode
+from pushguard.crossguard.urn import urn_name
+from pushguard.gate.result import ResourceRecord
 from pushguard.policy.config_file import (
     PolicyConfig,
     PolicyInfo,
@@ -29,7 +32,6 @@ from pushguard.policy.config_file import (
     reconcile,
     reconcile_unvalidated,
 )
-from pushguard.preview.engine import ResourceRecord
 
 _LEVELS = {
     "advisory": proto.ADVISORY,
@@ -131,7 +133,7 @@ class AnalyzerResource:
             type=self.provider_type,
             properties=json_format.ParseDict(dict(self.provider), struct_pb2.Struct()),
             urn=urn,
-            name=urn.rsplit("::", 1)[-1],
+            name=urn_name(urn),
         )
 
     def _common(self) -> dict[str, Any]:
@@ -202,8 +204,9 @@ class PolicyPackProcess:
         self._stderr: list[bytes] = []
         self._drainer: threading.Thread | None = None
         self.stub: Any = None
-        self.not_applicable: list[tuple[str, str]] = []
-        """``(policy, reason)`` of the last ``AnalyzeStack`` answer's ``not_applicable``."""
+        self.not_applicable: list[NotChecked] = []
+        """The last ``AnalyzeStack`` answer's ``not_applicable`` entries, decoded (by policy,
+        URN and reason, each once)."""
 
     def start(self) -> None:
         """Start the process without waiting for it (so a caller can do other work while the
@@ -231,11 +234,13 @@ class PolicyPackProcess:
         return self
 
     def connect(self) -> None:
-        """Wait for the started pack's port and open the channel.
+        """Wait for the started pack's port and open the channel (once; later calls return).
 
         Raises:
             PackStartError: the pack exited, timed out or printed something else first.
         """
+        if self.stub is not None:
+            return
         assert self._process is not None and self._process.stdout is not None
         line = self._read_first_line(self._process.stdout)
         self.first_line = line
@@ -335,5 +340,6 @@ class PolicyPackProcess:
         are kept in :attr:`not_applicable`)."""
         request = proto.AnalyzeStackRequest(resources=[r.stack_resource() for r in resources])
         response = self.stub.AnalyzeStack(request)
-        self.not_applicable = [(n.policy_name, n.reason) for n in response.not_applicable]
+        entries = {decode(n.policy_name, n.reason) for n in response.not_applicable}
+        self.not_applicable = sorted(entries, key=lambda n: (n.policy, n.urn, n.reason))
         return [Diagnostic.from_proto(d) for d in response.diagnostics]

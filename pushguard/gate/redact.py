@@ -1,4 +1,5 @@
-"""Redaction for reports: no secret value, query string or userinfo leaves ``pushguard preview``.
+"""Redaction for reports: no secret value, query string or userinfo leaves ``pushguard preview``
+or ``pushguard analyze``.
 
 A report shows resource inputs, stack outputs, policy messages (from any pack, not only
 pushguard's), the program's logs and output, and error messages. Each may carry a secret: a
@@ -53,8 +54,7 @@ from pushguard.crossguard.wire import (
     is_unknown,
     secret_strings,
 )
-from pushguard.preview.engine import ResourceRecord
-from pushguard.preview.result import PreviewResult
+from pushguard.gate.result import ResourceRecord, StackResult
 
 SECRET_TEXT: Final = "[secret]"
 """What a secret value is shown as."""
@@ -243,8 +243,8 @@ class Redactor:
 
     @classmethod
     def for_result(cls, result: Any) -> Redactor:
-        """A redactor for a :class:`~pushguard.preview.result.PreviewResult` (or anything with
-        ``resources``, a list of :class:`~pushguard.preview.engine.ResourceRecord`, and
+        """A redactor for a :class:`~pushguard.gate.result.StackResult` (or anything with
+        ``resources``, a list of :class:`~pushguard.gate.result.ResourceRecord`, and
         optionally ``outputs``, the stack outputs in wire form): it hides the secret values of
         every resource's inputs and outputs and of the stack outputs."""
         records: list[ResourceRecord] = list(getattr(result, "resources", ()))
@@ -296,7 +296,7 @@ def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
     return Redactor.for_values(secrets=secrets).text(text)
 
 
-def redact_result(result: PreviewResult) -> PreviewResult:
+def redact_result(result: StackResult) -> StackResult:
     """A copy of ``result`` fit for any report: every value and text a report shows passed
     through one :meth:`Redactor.for_result` (resource inputs and outputs, stack outputs,
     violation messages and remediations, what was not checked, notes, logs, the program's
@@ -325,6 +325,6 @@ def redact_result(result: PreviewResult) -> PreviewResult:
     )
 
 
-def redact_error(message: str, result: PreviewResult | None) -> str:
+def redact_error(message: str, result: StackResult | None) -> str:
     """An error message fit for any output: with the result's secrets when there is one."""
     return (Redactor.for_result(result) if result is not None else PLAIN).text(message)

@@ -7,11 +7,6 @@ usage or a failed run.
 from __future__ import annotations
 
 import json
-import os
-import signal
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -21,13 +16,9 @@ from rich.console import Console
 from rich.table import Table
 
 from pushguard import __version__
+from pushguard.cli.exit import ReportFormat, finish, guarded_exit_code, run_gate
 from pushguard.crossguard.build import PackBuildError, build_pack
 from pushguard.preview.isolation import DEFAULT_TIMEOUT
-from pushguard.preview.redact import redact_error
-from pushguard.preview.report import render_json, render_program_output, render_text
-from pushguard.preview.result import PreviewError, PreviewResult
-from pushguard.preview.runner import PreviewOptions, run_preview
-from pushguard.preview.sarif import render_sarif
 from pushguard.rules import RULES
 from pushguard.rules.docs import rules_markdown
 
@@ -80,14 +71,6 @@ def rules_command(
     Console().print(table)
 
 
-class PreviewFormat(StrEnum):
-    """Output formats of ``pushguard preview``."""
-
-    TEXT = "text"
-    JSON = "json"
-    SARIF = "sarif"
-
-
 PolicyPackOption = Annotated[
     Path | None,
     typer.Option("--policy-pack", help="Policy pack folder (default: pushguard's own pack)."),
@@ -96,7 +79,7 @@ PolicyConfigOption = Annotated[
     Path | None,
     typer.Option("--policy-config", help="Policy config JSON, as --policy-pack-config."),
 ]
-FormatOption = Annotated[PreviewFormat, typer.Option("--format", "-f", help="text, json or sarif")]
+FormatOption = Annotated[ReportFormat, typer.Option("--format", "-f", help="text, json or sarif")]
 OutputOption = Annotated[
     Path | None,
     typer.Option(
@@ -105,27 +88,11 @@ OutputOption = Annotated[
         help="Write the report here, whatever the exit code; the text report still goes to stdout.",
     ),
 ]
+DebugOption = Annotated[
+    bool,
+    typer.Option("--debug", help="On a failed run, also print the traceback (the program's)."),
+]
 """The options ``pushguard preview`` and ``pushguard analyze`` share."""
-
-
-def _render(
-    result: PreviewResult | None, output_format: PreviewFormat, error: str | None = None
-) -> str:
-    if output_format is PreviewFormat.JSON:
-        return render_json(result, error)
-    if output_format is PreviewFormat.SARIF:
-        return render_sarif(result, error)
-    with open(os.devnull, "w") as sink:
-        console = Console(
-            record=True, width=200, file=sink, highlight=False, soft_wrap=True, emoji=False
-        )
-        if result is not None:
-            render_text(result, console) if error is None else render_program_output(
-                result, console
-            )
-        if error is not None:
-            console.print(f"pushguard preview: error: {error}", markup=False)
-    return console.export_text()
 
 
 @app.command("preview")
@@ -144,14 +111,12 @@ def preview_command(  # noqa: PLR0917 - typer maps parameters to options
     ] = None,
     policy_pack: PolicyPackOption = None,
     policy_config: PolicyConfigOption = None,
-    output_format: FormatOption = PreviewFormat.TEXT,
+    output_format: FormatOption = ReportFormat.TEXT,
     output: OutputOption = None,
     timeout: Annotated[
         float, typer.Option("--timeout", min=1, max=86400, help="Seconds the program may run.")
     ] = DEFAULT_TIMEOUT,
-    debug: Annotated[
-        bool, typer.Option("--debug", help="Show the program's traceback when it fails.")
-    ] = False,
+    debug: DebugOption = False,
 ) -> None:
     """Preview a Pulumi stack offline and run a policy pack over it, as
     `pulumi preview --policy-pack` does: no credentials, no cloud calls. The program runs in a
@@ -160,57 +125,21 @@ def preview_command(  # noqa: PLR0917 - typer maps parameters to options
     Exit codes: 0 no mandatory violation, 1 a mandatory violation, 2 bad usage or a failed run
     (the report is written in every case).
     """
+    from pushguard.cli.reports import PreviewReport  # noqa: PLC0415 - keeps `rules` light
+    from pushguard.preview.runner import PreviewOptions, run_preview  # noqa: PLC0415
+
     options = PreviewOptions(program_dir, stack, policy_pack, policy_config, timeout)
-    result: PreviewResult | None
-    error: str | None = None
-    try:
-        with _terminated_as_error():
-            result = run_preview(options)
-    except PreviewError as failed:
-        result, error = failed.result, redact_error(str(failed), failed.result)
-        if debug and failed.debug:
-            typer.echo(redact_error(failed.debug, failed.result), err=True)
-    code = 2 if error is not None else result.exit_code  # type: ignore[union-attr]
-    if output is not None:
-        try:
-            output.write_text(_render(result, output_format, error), encoding="utf-8")
-        except OSError as problem:
-            typer.echo(f"pushguard preview: error: cannot write {output}: {problem}", err=True)
-            raise typer.Exit(2) from None
-    if output is None and output_format is not PreviewFormat.TEXT:
-        sys.stdout.write(_render(result, output_format, error))
-    elif error is None:
-        console = Console(highlight=False, soft_wrap=True, emoji=False)
-        if not console.is_terminal:
-            console.width = 200  # CI logs: never cut a resource name or a message
-        render_text(result, console)  # type: ignore[arg-type]
-    elif result is not None:
-        render_program_output(
-            result, Console(highlight=False, soft_wrap=True, stderr=True, emoji=False)
-        )
-    if error is not None:
-        typer.echo(f"pushguard preview: error: {error}", err=True)
-    raise typer.Exit(code)
-
-
-@contextmanager
-def _terminated_as_error(command: str = "preview") -> Iterator[None]:
-    """SIGTERM (a CI job cancelled or timed out) ends ``pushguard COMMAND`` as a failed run: the
-    program's process and the pack are stopped on the way out, and the report is still written
-    (exit 2)."""
-
-    def terminate(signum: int, frame: object) -> None:
-        raise PreviewError(f"pushguard {command} was stopped by {signal.Signals(signum).name}")
-
-    previous = signal.signal(signal.SIGTERM, terminate)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    report = run_gate(
+        "preview",
+        lambda: PreviewReport(run_preview(options)),
+        PreviewReport.failed,
+        debug=debug,
+    )
+    finish("preview", report, output_format, output)
 
 
 @app.command("analyze")
-def analyze_command(
+def analyze_command(  # noqa: PLR0917 - typer maps parameters to options
     state_paths: Annotated[
         list[Path],
         typer.Argument(
@@ -222,8 +151,9 @@ def analyze_command(
     ],
     policy_pack: PolicyPackOption = None,
     policy_config: PolicyConfigOption = None,
-    output_format: FormatOption = PreviewFormat.TEXT,
+    output_format: FormatOption = ReportFormat.TEXT,
     output: OutputOption = None,
+    debug: DebugOption = False,
 ) -> None:
     """Run a policy pack over existing stacks' state, as `pulumi policy analyze` does, for many
     stacks at once and without the Pulumi CLI: `Analyze` per resource (its inputs) and
@@ -233,40 +163,14 @@ def analyze_command(
     failed run or a state file that cannot be read (the other files are still analysed, and the
     report is written in every case).
     """
-    from pushguard.analyze import report  # noqa: PLC0415 - keeps `pushguard rules` light
-    from pushguard.analyze.runner import AnalysisRun, AnalyzeOptions, run_analyze  # noqa: PLC0415
+    from pushguard.analyze.runner import AnalyzeOptions, run_analyze  # noqa: PLC0415
+    from pushguard.cli.reports import AnalyzeReport  # noqa: PLC0415 - keeps `rules` light
 
-    try:
-        with _terminated_as_error("analyze"):
-            run = run_analyze(AnalyzeOptions(state_paths, policy_pack, policy_config))
-    except PreviewError as stopped:  # SIGTERM: the pack is stopped on the way out
-        run = AnalysisRun(error=str(stopped))
-    except Exception as error:  # a gate fails closed: exit 2 with the cause, never a traceback
-        run = AnalysisRun(error=f"pushguard analyze failed: {type(error).__name__}: {error}")
-    renderers = {PreviewFormat.JSON: report.render_json, PreviewFormat.SARIF: report.render_sarif}
-    if output is not None:
-        try:
-            if output_format is PreviewFormat.TEXT:
-                with output.open("w", encoding="utf-8") as file:
-                    report.render_text(
-                        run, Console(file=file, width=200, soft_wrap=True, emoji=False)
-                    )
-            else:
-                output.write_text(renderers[output_format](run), encoding="utf-8")
-        except OSError as problem:
-            typer.echo(f"pushguard analyze: error: cannot write {output}: {problem}", err=True)
-            raise typer.Exit(2) from None
-    if output is None and output_format is not PreviewFormat.TEXT:
-        sys.stdout.write(renderers[output_format](run))
-    else:
-        console = Console(highlight=False, soft_wrap=True, emoji=False)
-        if not console.is_terminal:
-            console.width = 200
-        report.render_text(run, console)
-    message = report.error_message(run)
-    if message is not None:
-        typer.echo(f"pushguard analyze: error: {message}", err=True)
-    raise typer.Exit(run.exit_code)
+    options = AnalyzeOptions(state_paths, policy_pack, policy_config)
+    report = run_gate(
+        "analyze", lambda: AnalyzeReport(run_analyze(options)), AnalyzeReport.failed, debug=debug
+    )
+    finish("analyze", report, output_format, output)
 
 
 class FailOn(StrEnum):
@@ -307,11 +211,13 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
     max_line_bytes: Annotated[
         int, typer.Option(help="Quarantine lines longer than this many bytes.")
     ] = 4 * 1024 * 1024,
-    debug: Annotated[
-        bool, typer.Option("--debug", help="On a failed run, also print the traceback.")
-    ] = False,
+    debug: DebugOption = False,
 ) -> None:
-    """Audit every Pub/Sub push subscription in Cloud Asset Inventory exports (Spark)."""
+    """Audit every Pub/Sub push subscription in Cloud Asset Inventory exports (Spark).
+
+    Exit codes: 0 nothing at or above --fail-on, 1 a violation at or above it, 2 bad usage or a
+    failed run (the outputs written so far are marked incomplete by the audit).
+    """
     try:
         from pushguard.audit.command import run  # noqa: PLC0415 - needs the audit extra
     except ImportError as error:
@@ -321,8 +227,9 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
             err=True,
         )
         raise typer.Exit(2) from None
-    raise typer.Exit(
-        run(
+    guarded_exit_code(
+        "audit",
+        lambda: run(
             export_paths or [],
             out,
             master=master,
@@ -332,7 +239,8 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
             max_line_bytes=max_line_bytes,
             debug=debug,
             inputs=input_tables or [],
-        )
+        ),
+        debug=debug,
     )
 
 

@@ -4,7 +4,7 @@ One run whose tool driver lists every policy of the pack as a rule (short and fu
 help text with the remediation, help URI, default level, ``security-severity`` for GitHub's
 severity badges) and one result per violation: ``error`` for mandatory, ``warning`` for
 advisory, located at the line of the team's program that declared the resource (see
-:func:`pushguard.preview.report.location`), with the URN as logical location and a stable
+:func:`pushguard.gate.report.location`), with the URN as logical location and a stable
 ``partialFingerprints`` entry so a finding keeps its identity across runs.
 ``automationDetails.id`` is ``pushguard-preview/PROJECT/STACK/`` so each stack is its own
 analysis category. Sources: https://docs.oasis-open.org/sarif/sarif/v2.1.0/sarif-v2.1.0.html and
@@ -18,12 +18,13 @@ import json
 from typing import Any
 
 from pushguard import __version__
-from pushguard.preview.redact import redact_result
-from pushguard.preview.report import call_stack, location, resource_label
-from pushguard.preview.result import NotChecked, PolicyMeta, PreviewResult
+from pushguard._about import project_url
+from pushguard.crossguard.not_checked import NotChecked
+from pushguard.gate.redact import redact_result
+from pushguard.gate.report import call_stack, location, resource_label
+from pushguard.gate.result import PolicyMeta, StackResult
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://github.com/pushguard/pushguard"
 SECURITY_SEVERITY = {"critical": "9.5", "high": "8.0", "medium": "5.5", "low": "3.0"}
 """GitHub maps ``security-severity`` > 9.0 to critical, 7.0-8.9 high, 4.0-6.9 medium, else low."""
 
@@ -52,7 +53,7 @@ def _rule(meta: PolicyMeta) -> dict[str, Any]:
     return rule
 
 
-def error_sarif(message: str, result: PreviewResult | None) -> dict[str, Any]:
+def error_sarif(message: str, result: StackResult | None) -> dict[str, Any]:
     """The SARIF log of a preview that failed (exit 2): what :func:`to_sarif` knows of
     ``result``, with an invocation marked unsuccessful that carries ``message`` as an error
     notification (SARIF 2.1.0 section 3.20, ``toolExecutionNotifications``)."""
@@ -67,7 +68,7 @@ def error_sarif(message: str, result: PreviewResult | None) -> dict[str, Any]:
     return log
 
 
-def to_sarif(result: PreviewResult | None) -> dict[str, Any]:
+def to_sarif(result: StackResult | None) -> dict[str, Any]:
     """The SARIF log (a JSON-ready dict) of ``result`` (``None``: a run that found nothing
     because it could not start)."""
     if result is None:
@@ -118,8 +119,7 @@ def to_sarif(result: PreviewResult | None) -> dict[str, Any]:
         if v.policy in index:
             entry["ruleIndex"] = index[v.policy]
         results.append(entry)
-    tool = "pushguard-analyze" if result.state is not None else "pushguard-preview"
-    category = f"{tool}/{result.project.name}/{result.stack}/"
+    category = f"{result.origin.tool}/{result.project}/{result.stack}/"
     log = _log(rules, results, category)
     invocation: dict[str, Any] = {"executionSuccessful": True, "exitCode": result.exit_code}
     notes = [_not_checked(result, n, index) for n in result.not_checked]
@@ -129,7 +129,7 @@ def to_sarif(result: PreviewResult | None) -> dict[str, Any]:
     return log
 
 
-def _not_checked(result: PreviewResult, item: NotChecked, index: dict[str, int]) -> dict[str, Any]:
+def _not_checked(result: StackResult, item: NotChecked, index: dict[str, int]) -> dict[str, Any]:
     """A rule that could not check a subscription, as a configuration notification (SARIF
     2.1.0 section 3.20.22) on the subscription's line."""
     path, line = location(result, item.urn)
@@ -157,7 +157,7 @@ def _log(rules: list[Any], results: list[Any], category: str) -> dict[str, Any]:
                         "name": "pushguard",
                         "version": __version__,
                         "semanticVersion": __version__,
-                        "informationUri": INFORMATION_URI,
+                        "informationUri": project_url("Repository"),
                         "rules": rules,
                     }
                 },
@@ -168,7 +168,7 @@ def _log(rules: list[Any], results: list[Any], category: str) -> dict[str, Any]:
     }
 
 
-def render_sarif(result: PreviewResult | None, error: str | None = None) -> str:
+def render_sarif(result: StackResult | None, error: str | None = None) -> str:
     """:func:`to_sarif` (or :func:`error_sarif` when ``error`` is given) as indented JSON."""
     log = error_sarif(error, result) if error is not None else to_sarif(result)
     return json.dumps(log, indent=2) + "\n"

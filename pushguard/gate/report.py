@@ -1,7 +1,9 @@
-"""Reports of a preview for people and machines: text (a resource tree and the violations by
-enforcement level) and JSON; SARIF is in :mod:`pushguard.preview.sarif`.
+"""Reports of one stack's gate run (a preview or an analysed state) for people and machines:
+text (a resource tree and the violations by enforcement level) and JSON; SARIF is in
+:mod:`pushguard.gate.sarif`. What differs between a preview and a state (where a finding about
+the whole stack points, the wording) is the result's :class:`~pushguard.gate.result.Origin`.
 
-Every report renders :func:`pushguard.preview.redact.redact_result` of the result, never the
+Every report renders :func:`pushguard.gate.redact.redact_result` of the result, never the
 result itself: values are shown in wire form with a secret as ``[secret]``, a value unknown until
 the resource is created as ``[unknown]`` (Pulumi's "known after apply"), and every URL without
 its userinfo, query and fragment.
@@ -19,9 +21,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.tree import Tree
 
-from pushguard.preview.engine import STACK_TYPE
-from pushguard.preview.redact import redact_result
-from pushguard.preview.result import PreviewResult, Violation, stack_urn
+from pushguard.crossguard.urn import STACK_TYPE, stack_urn
+from pushguard.gate.redact import redact_result
+from pushguard.gate.result import StackResult, Violation
 
 LEVELS = ("mandatory", "advisory")
 
@@ -57,7 +59,7 @@ def _relative(path: Path) -> str:
     return str(path)
 
 
-def location(result: PreviewResult, urn: str, where: str | None = None) -> tuple[str, int]:
+def location(result: StackResult, urn: str, where: str | None = None) -> tuple[str, int]:
     """Where a finding belongs in the team's code, as ``(path, line)``: ``where`` (``path:line``
     relative to the project folder) when given, else the constructor call of the resource, or of
     its nearest ancestor, inside the program's folder (a component's children point at the
@@ -65,22 +67,21 @@ def location(result: PreviewResult, urn: str, where: str | None = None) -> tuple
     resource's line in the state file (the stack resource's line for the whole stack)."""
     if where:
         file, _, line = where.rpartition(":")
-        return _relative(result.project.root.resolve() / file), max(int(line or 1), 1)
-    program_dir = result.project.entry_point.resolve().parent
+        return _relative(result.origin.project_file(file)), max(int(line or 1), 1)
+    code = result.origin.code_folder()
     by_urn = {r.urn: r for r in result.resources}
     record = by_urn.get(urn)
-    while record is not None:
+    while record is not None and code is not None:
         if record.source is not None:
             path = Path(record.source[0]).resolve()
-            if path.is_relative_to(program_dir):
+            if path.is_relative_to(code):
                 return _relative(path), max(record.source[1], 1)
         record = by_urn.get(record.parent)
-    if result.state is not None:
-        return _relative(result.state.path.resolve()), max(result.state.stack_line, 1)
-    return _relative(result.project.stack_config_file(result.stack).resolve()), 1
+    stack_file, stack_line = result.origin.stack_location()
+    return _relative(stack_file), max(stack_line, 1)
 
 
-def call_stack(result: PreviewResult, urn: str) -> list[tuple[str, int]]:
+def call_stack(result: StackResult, urn: str) -> list[tuple[str, int]]:
     """The program's frames (``(path, line)``, outermost first, paths as :func:`location`
     gives them) that constructed the resource a finding is about, or its nearest ancestor with
     frames; ``[]`` when there is only the one line :func:`location` already names."""
@@ -95,44 +96,42 @@ def call_stack(result: PreviewResult, urn: str) -> list[tuple[str, int]]:
     return []
 
 
-def resource_label(result: PreviewResult, urn: str) -> str:
+def resource_label(result: StackResult, urn: str) -> str:
     """``type name`` of the resource a URN names, or ``stack`` for ``""``."""
     if not urn:
-        return f"stack {result.project.name}-{result.stack}"
+        return f"stack {result.project}-{result.stack}"
     for record in result.resources:
         if record.urn == urn:
             return f"{record.type} {record.name}"
     return urn
 
 
-def operation(result: PreviewResult) -> str:
+def operation(result: StackResult) -> str:
     """The resources' operation as Pulumi names it: ``create`` in a preview, ``same`` for
     resources already in the state."""
-    return "same" if result.state is not None else "create"
+    return result.origin.operation
 
 
-def summary(result: PreviewResult) -> dict[str, int]:
+def summary(result: StackResult) -> dict[str, int]:
     """Counts: resources by operation (the stack included), violations by level, exit code."""
     counts = {level: sum(v.level == level for v in result.violations) for level in LEVELS}
     return {operation(result): len(result.resources) + 1, **counts, "exitCode": result.exit_code}
 
 
-def summary_line(result: PreviewResult) -> str:
+def summary_line(result: StackResult) -> str:
     """One line: resources and violations by level."""
     counts = summary(result)
     verdict = "FAILED" if result.exit_code else "passed"
-    if result.state is not None:
-        resources, run = f"{counts['same']} in the state", "Analysis"
-    else:
-        resources, run = f"{counts['create']} to create", "Preview"
+    resources = result.origin.resources_phrase(counts[operation(result)])
+    run = result.origin.run_name
     return (
         f"Resources: {resources}. Policy violations: {counts['mandatory']} mandatory, "
         f"{counts['advisory']} advisory. {run} {verdict}."
     )
 
 
-def error_json(message: str, result: PreviewResult | None) -> dict[str, Any]:
-    """The JSON report of a preview that failed (exit 2): what :func:`to_json` knows of
+def error_json(message: str, result: StackResult | None) -> dict[str, Any]:
+    """The JSON report of a run that failed (exit 2): what :func:`to_json` knows of
     ``result`` (when the project was read), ``error`` (``message``) and ``summary.exitCode``
     2."""
     report: dict[str, Any] = (
@@ -143,7 +142,7 @@ def error_json(message: str, result: PreviewResult | None) -> dict[str, Any]:
     return report
 
 
-def to_json(result: PreviewResult) -> dict[str, Any]:
+def to_json(result: StackResult) -> dict[str, Any]:
     """The JSON report: ``resources`` (``urn``, ``type``, ``name``, ``parent``, ``inputs``,
     ``operation``; the stack first, then by URN), ``violations`` (``policy``, ``level``,
     ``urn``, ``message``, ``remediation``, ``location``; by level, policy and URN), ``outputs``
@@ -151,55 +150,13 @@ def to_json(result: PreviewResult) -> dict[str, Any]:
     ``logs`` and ``summary``. Deterministic: the same preview gives the same bytes (timings are
     not part of it)."""
     result = redact_result(result)
-    resources = [
-        {
-            "urn": stack_urn(result.project.name, result.stack),
-            "type": STACK_TYPE,
-            "name": f"{result.project.name}-{result.stack}",
-            "parent": "",
-            "inputs": {},
-            "operation": operation(result),
-        }
-    ]
-    resources += [
-        {
-            "urn": r.urn,
-            "type": r.type,
-            "name": r.name,
-            "parent": r.parent,
-            "inputs": dict(r.inputs),
-            "operation": operation(result),
-        }
-        for r in result.resources
-    ]
-    violations = []
-    for v in result.violations:
-        path, line = location(result, v.urn, v.where)
-        violations.append(
-            {
-                "policy": v.policy,
-                "level": v.level,
-                "urn": v.urn,
-                "message": v.message,
-                "remediation": v.remediation,
-                "location": {"path": path, "line": line},
-                "callStack": [{"path": p, "line": n} for p, n in call_stack(result, v.urn)],
-            }
-        )
-    origin: dict[str, Any] = {}
-    if result.state is not None:
-        origin["state"] = {
-            "path": _relative(result.state.path.resolve()),
-            "deploymentVersion": result.state.version,
-            "pulumiVersion": result.state.pulumi_version,
-        }
     return {
-        "project": result.project.name,
+        "project": result.project,
         "stack": result.stack,
-        **origin,
+        **result.origin.report_fields(_relative),
         "policyPack": {"name": result.pack_name, "version": result.pack_version},
-        "resources": resources,
-        "violations": violations,
+        "resources": _resources_json(result),
+        "violations": [_violation_json(result, v) for v in result.violations],
         "notChecked": [
             {
                 "policy": n.policy,
@@ -221,7 +178,40 @@ def to_json(result: PreviewResult) -> dict[str, Any]:
     }
 
 
-def render_json(result: PreviewResult | None, error: str | None = None) -> str:
+def _resources_json(result: StackResult) -> list[dict[str, Any]]:
+    """The stack resource, then every resource (by URN), as the JSON report lists them."""
+    root = (stack_urn(result.project, result.stack), STACK_TYPE, f"{result.project}-{result.stack}")
+    rows = [
+        (*root, "", {}),
+        *((r.urn, r.type, r.name, r.parent, r.inputs) for r in result.resources),
+    ]
+    return [
+        {
+            "urn": urn,
+            "type": type_,
+            "name": name,
+            "parent": parent,
+            "inputs": dict(inputs),
+            "operation": operation(result),
+        }
+        for urn, type_, name, parent, inputs in rows
+    ]
+
+
+def _violation_json(result: StackResult, v: Violation) -> dict[str, Any]:
+    path, line = location(result, v.urn, v.where)
+    return {
+        "policy": v.policy,
+        "level": v.level,
+        "urn": v.urn,
+        "message": v.message,
+        "remediation": v.remediation,
+        "location": {"path": path, "line": line},
+        "callStack": [{"path": p, "line": n} for p, n in call_stack(result, v.urn)],
+    }
+
+
+def render_json(result: StackResult | None, error: str | None = None) -> str:
     """:func:`to_json` (or :func:`error_json` when ``error`` is given) as indented JSON text."""
     report = error_json(error, result) if error is not None else to_json(result)  # type: ignore[arg-type]
     return json.dumps(report, indent=2) + "\n"
@@ -230,10 +220,10 @@ def render_json(result: PreviewResult | None, error: str | None = None) -> str:
 _MARKS = {"mandatory": " [red]✗ mandatory[/]", "advisory": " [yellow]! advisory[/]"}
 
 
-def _tree(result: PreviewResult) -> Tree:
+def _tree(result: StackResult) -> Tree:
     """The resources by parent under the stack, each ``+`` (create), flagged with the worst
     level of its violations."""
-    root_urn = stack_urn(result.project.name, result.stack)
+    root_urn = stack_urn(result.project, result.stack)
     known = {r.urn for r in result.resources} | {root_urn}
     children: dict[str, list[Any]] = {}
     for record in result.resources:
@@ -243,8 +233,8 @@ def _tree(result: PreviewResult) -> Tree:
     for v in result.violations:
         if worst.get(v.urn) != "mandatory":
             worst[v.urn] = v.level
-    op = "[green]+[/]" if result.state is None else " "
-    root = Tree(f"{op} {STACK_TYPE} {shown(result.project.name)}-{shown(result.stack)}")
+    op = "[green]+[/]" if operation(result) == "create" else " "
+    root = Tree(f"{op} {STACK_TYPE} {shown(result.project)}-{shown(result.stack)}")
 
     def add(node: Tree, urn: str) -> None:
         for record in children.get(urn, []):
@@ -257,7 +247,7 @@ def _tree(result: PreviewResult) -> Tree:
 
 
 def _violations(
-    console: Console, result: PreviewResult, level: str, found: Iterable[Violation]
+    console: Console, result: StackResult, level: str, found: Iterable[Violation]
 ) -> None:
     items = list(found)
     if not items:
@@ -279,17 +269,12 @@ def _violations(
                 console.print(f"    [dim]     {shown(text)}[/]")
 
 
-def render_text(result: PreviewResult, console: Console) -> None:
+def render_text(result: StackResult, console: Console) -> None:
     """Print the report: header, resource tree, violations by level, notes, summary line."""
     result = redact_result(result)
     pack = f"policy pack {shown(result.pack_name)} {shown(result.pack_version)}"
-    stack = f"stack [bold]{shown(result.stack)}[/] of project [bold]{shown(result.project.name)}[/]"
-    if result.state is not None:
-        console.print(
-            f"Analysing the state of {stack} ({shown(str(result.state.path))}) with {pack}\n"
-        )
-    else:
-        console.print(f"Previewing {stack} with {pack} (offline, mock runtime)\n")
+    stack = f"stack [bold]{shown(result.stack)}[/] of project [bold]{shown(result.project)}[/]"
+    console.print(result.origin.heading(stack, pack))
     console.print(_tree(result))
     for level in LEVELS:
         _violations(console, result, level, (v for v in result.violations if v.level == level))
@@ -312,7 +297,7 @@ def render_text(result: PreviewResult, console: Console) -> None:
     console.print(f"\n{summary_line(result)}")
 
 
-def render_program_output(result: PreviewResult, console: Console) -> None:
+def render_program_output(result: StackResult, console: Console) -> None:
     """The program's own stdout and stderr, indented under a heading (nothing if it printed
     nothing)."""
     output = redact_result(result).program_output

@@ -1,0 +1,128 @@
+"""``push-endpoint-https``: its pass and fail cases, on the facts and on the wire.
+
+``FACT_CASES`` run the rule over one subscription's facts (tests/rules/test_rule_cases.py);
+``WIRE_CASES`` send a stack's resources, as the Pulumi engine sends them, to the running policy pack
+(tests/crossguard/test_pack_cases.py).
+"""
+
+from __future__ import annotations
+
+from tests.crossguard.wire import push_config, run_service, subscription
+from tests.rules.cases._build import FactCase, WireCase, cloud_run_sub, fact, wire
+
+RULE_ID = "push-endpoint-https"
+
+FACT_CASES: list[FactCase] = [
+    fact(RULE_ID, "pass", "cloud run default url"),
+    fact(RULE_ID, "pass", "custom domain", push_endpoint="https://events.example.com/p"),
+    fact(RULE_ID, "pass", "explicit 443", push_endpoint="https://events.example.com:443/"),
+    fact(RULE_ID, "pass", "pull subscription", push_endpoint=None),
+    fact(
+        RULE_ID,
+        "pass",
+        "exempt prefix",
+        push_endpoint="rpc://pubsub.internal/x",
+        exempt_endpoint_prefixes=("rpc://",),
+    ),
+    fact(
+        RULE_ID,
+        "fail",
+        "exempt host is a prefix of the endpoint's host",
+        push_endpoint="http://partner.example.attacker.net/push",
+        exempt_endpoint_prefixes=("http://partner.example",),
+    ),
+    fact(
+        RULE_ID,
+        "fail",
+        "exempt host as userinfo",
+        push_endpoint="https://partner.example@attacker.net/push",
+        exempt_endpoint_prefixes=("https://partner.example",),
+    ),
+    fact(
+        RULE_ID,
+        "fail",
+        "exempt host with userinfo and a port",
+        push_endpoint="http://partner.example:1@10.0.0.1/push",
+        exempt_endpoint_prefixes=("http://partner.example",),
+    ),
+    fact(
+        RULE_ID,
+        "fail",
+        "exempt path is a string prefix of another segment",
+        push_endpoint="http://partner.example/hooks-evil",
+        exempt_endpoint_prefixes=("http://partner.example/hooks",),
+    ),
+    fact(
+        RULE_ID,
+        "pass",
+        "exempt host and path",
+        push_endpoint="http://PARTNER.example/hooks/orders",
+        exempt_endpoint_prefixes=("http://partner.example/hooks",),
+    ),
+    fact(
+        RULE_ID,
+        "fail",
+        "prefix of another host",
+        exempt_endpoint_prefixes=("https://partner.example/",),
+        push_endpoint="http://partner.example.evil.test/",
+    ),
+    fact(RULE_ID, "fail", "plain http", push_endpoint="http://events.example.com/p"),
+    fact(RULE_ID, "fail", "upper-case HTTP", push_endpoint="HTTP://events.example.com/"),
+    fact(RULE_ID, "fail", "userinfo", push_endpoint="https://u:p@events.example.com/"),
+    fact(RULE_ID, "fail", "relative", push_endpoint="/push"),
+    fact(RULE_ID, "fail", "no host", push_endpoint="https:///push"),
+    fact(RULE_ID, "fail", "space", push_endpoint="https://events.example.com/a b"),
+    fact(RULE_ID, "fail", "newline", push_endpoint="https://events.example.com/\n"),
+    fact(RULE_ID, "fail", "metadata server", push_endpoint="https://169.254.169.254/"),
+    fact(RULE_ID, "fail", "private address", push_endpoint="https://10.1.2.3/push"),
+    fact(RULE_ID, "fail", "localhost", push_endpoint="https://localhost/push"),
+    fact(RULE_ID, "fail", "internal name", push_endpoint="https://svc.corp.internal/"),
+    fact(RULE_ID, "fail", "octal-ish host", push_endpoint="https://0x7f.1/"),
+    fact(RULE_ID, "fail", "ftp", push_endpoint="ftp://events.example.com/"),
+]
+
+WIRE_CASES: list[WireCase] = [
+    wire(RULE_ID, "pass", "cloud run default url", subscription()),
+    wire(RULE_ID, "pass", "pull subscription", subscription(pushConfig=None)),
+    wire(
+        RULE_ID,
+        "pass",
+        "exempt prefix",
+        subscription(pushConfig=push_config("rpc://x/y")),
+        exemptEndpointPrefixes=["rpc://"],
+    ),
+    wire(
+        RULE_ID, "pass", "uri of a cloud run service in the stack", cloud_run_sub(), run_service()
+    ),
+    wire(
+        RULE_ID,
+        "fail",
+        "plain http",
+        subscription(pushConfig=push_config("http://events.example.com/p")),
+    ),
+    wire(
+        RULE_ID,
+        "fail",
+        "userinfo",
+        subscription(pushConfig=push_config("https://a:b@events.example.com/")),
+    ),
+    wire(
+        RULE_ID,
+        "fail",
+        "metadata server",
+        subscription(pushConfig=push_config("https://169.254.169.254/")),
+    ),
+    wire(
+        RULE_ID,
+        "fail",
+        "exemption is for another scheme",
+        subscription(pushConfig=push_config("http://events.example.com/")),
+        exemptEndpointPrefixes=["rpc://"],
+    ),
+    wire(
+        RULE_ID,
+        "fail",
+        "nested list form",
+        subscription(pushConfig=[push_config("http://x.example.com/")]),
+    ),
+]

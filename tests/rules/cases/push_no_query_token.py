@@ -1,0 +1,48 @@
+"""``push-no-query-token``: its pass and fail cases, on the facts and on the wire.
+
+``FACT_CASES`` run the rule over one subscription's facts (tests/rules/test_rule_cases.py);
+``WIRE_CASES`` send a stack's resources, as the Pulumi engine sends them, to the running policy pack
+(tests/crossguard/test_pack_cases.py).
+"""
+
+from __future__ import annotations
+
+from tests.crossguard.wire import RUN_URL, push_config, subscription
+from tests.rules.cases._build import FactCase, WireCase, fact, wire
+
+RULE_ID = "push-no-query-token"
+
+FACT_CASES: list[FactCase] = [
+    fact(RULE_ID, "pass", "no query"),
+    fact(RULE_ID, "pass", "harmless query", push_endpoint=f"{RUN_URL}?tenant=a&v=2"),
+    fact(RULE_ID, "fail", "token", push_endpoint=f"{RUN_URL}?token=s3cr3t"),
+    fact(RULE_ID, "fail", "api key spelled oddly", push_endpoint=f"{RUN_URL}?API-Key=x"),
+    fact(RULE_ID, "fail", "blank secret", push_endpoint=f"{RUN_URL}?secret="),
+    fact(
+        RULE_ID,
+        "fail",
+        "token beside userinfo (a malformed endpoint)",
+        push_endpoint="https://user:pw@orders.example.com/p?token=X",
+    ),
+]
+
+WIRE_CASES: list[WireCase] = [
+    wire(
+        RULE_ID,
+        "pass",
+        "harmless parameter",
+        subscription(pushConfig=push_config(RUN_URL + "?tenant=eu")),
+    ),
+    wire(
+        RULE_ID,
+        "fail",
+        "token parameter",
+        subscription(pushConfig=push_config(RUN_URL + "?token=s3cr3t")),
+    ),
+    wire(
+        RULE_ID,
+        "fail",
+        "api_key parameter",
+        subscription(pushConfig=push_config(RUN_URL + "?API-Key=x")),
+    ),
+]
