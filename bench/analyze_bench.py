@@ -2,9 +2,8 @@
 
 The example ``dev`` stack (3 ``PushSubscription`` components, 22 resources with the provider) is
 previewed once and written as a ``pulumi stack export`` file per stack (tests/analyze/exports.py),
-each under its own stack name; then the installed ``pushguard analyze FOLDER -f json`` runs in a fresh
-process
-(wall time, imports and the pack's start included) and its peak RSS is read.
+each under its own stack name; then the installed ``pushguard analyze FOLDER -f json`` runs in a
+fresh process (wall time, imports and the pack's start included) and its peak RSS is read.
 
     python bench/analyze_bench.py                 # 10, 100 and 500 stacks
     python bench/analyze_bench.py --stacks 50

@@ -25,11 +25,17 @@ def _sources(revision: str | None) -> dict[str, str]:
         }
     names = subprocess.run(
         ["git", "ls-tree", "-r", "--name-only", revision, "pushguard"],
-        cwd=ROOT, check=True, capture_output=True, text=True,
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout.split()
     return {
         name: subprocess.run(
-            ["git", "show", f"{revision}:{name}"], cwd=ROOT, check=True, capture_output=True,
+            ["git", "show", f"{revision}:{name}"],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
             text=True,
         ).stdout
         for name in names

@@ -118,7 +118,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for size in args.sizes:
         runs = [measure(size) for _ in range(args.runs)]
-        med = lambda f: statistics.median(f(r) for r in runs)  # noqa: E731
+        med = lambda f, runs=runs: statistics.median(f(r) for r in runs)  # noqa: E731
         total = med(lambda r: r["timings"]["total"])
         pack = med(lambda r: r["pack_seconds"])
         print(

@@ -18,7 +18,9 @@ UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 
 
 def mocks() -> GcpMocks:
-    return GcpMocks(project=PROJECT, project_numbers={PROJECT: NUMBER, "acme-shared": "555555555555"})
+    return GcpMocks(
+        project=PROJECT, project_numbers={PROJECT: NUMBER, "acme-shared": "555555555555"}
+    )
 
 
 def run(program: Callable[[], Any], *, preview: bool = True, **config: str) -> ProgramRun:
@@ -26,7 +28,9 @@ def run(program: Callable[[], Any], *, preview: bool = True, **config: str) -> P
 
 
 def run_failing(program: Callable[[], Any], **config: str) -> tuple[ProgramRun, BaseException]:
-    graph, error = run_program_capturing(program, mocks(), config={"gcp:project": PROJECT, **config})
+    graph, error = run_program_capturing(
+        program, mocks(), config={"gcp:project": PROJECT, **config}
+    )
     assert error is not None, "the program was expected to fail"
     return graph, error
 

@@ -91,7 +91,12 @@ STACK = [
     _wire(
         "gcp:cloudrunv2/serviceIamMember:ServiceIamMember",
         "invoker",
-        {"name": "orders", "location": "europe-west1", "role": "roles/run.invoker", "member": PUSHER},
+        {
+            "name": "orders",
+            "location": "europe-west1",
+            "role": "roles/run.invoker",
+            "member": PUSHER,
+        },
     ),
     _wire(
         "gcp:pubsub/topicIAMMember:TopicIAMMember",

@@ -106,9 +106,7 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
 
     def AnalyzeStack(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC method name
         structs = [r.properties for r in request.resources]
-        response, scope = self._guarded(
-            super().AnalyzeStack, request, context, structs, stack=True
-        )
+        response, scope = self._guarded(super().AnalyzeStack, request, context, structs, stack=True)
         notes = scope.notes or StackNotes()
         for entry in sorted(set(notes.not_checked), key=lambda n: (n.policy, n.urn, n.reason)):
             policy, reason = encode(entry)

@@ -3,8 +3,8 @@
 Pulumi passes configuration per policy (``policy-config.json`` maps a policy name to its
 ``enforcementLevel`` and properties; https://www.pulumi.com/docs/iac/using-pulumi/crossguard/configuration/).
 Every pushguard policy accepts the same settings, :class:`PackSettings`, and reads the ones it
-needs; the README's table says which. Unknown keys are an error, so a typo does not silently
-switch a setting off.
+needs; the settings table in docs/policy-pack.md (Configuration) says which. Unknown keys are an
+error, so a typo does not silently switch a setting off.
 
 The pack, the offline preview (through the pack) and the Spark audit read the settings the same way
 and lay them over the facts their adapters read with the same :meth:`PackSettings.apply`.

@@ -124,7 +124,7 @@ def _resolve(value: Any, key: str, deps: tuple[str, ...], known: dict[str, dict[
     raise KeyError(f"no deployed value for {key!r} (dependencies {deps})")
 
 
-def export_from_preview(
+def export_from_preview(  # noqa: C901, PLR0912, PLR0915 - the export, field by field
     result: StackResult,
     *,
     stack_outputs: dict[str, Any] | None = None,

@@ -259,7 +259,7 @@ def test_resources_pending_deletion_are_not_analysed(legacy, tmp_path: Path) -> 
     document["deployment"]["pending_operations"] = [
         {"resource": document["deployment"]["resources"][-1], "type": "creating"}
     ]
-    code, out, _ = analyze(
+    _, out, _ = analyze(
         write(tmp_path, "s.json", document), "--policy-config", CONFIG, "-f", "json"
     )
     (stack,) = json.loads(out)["stacks"]

@@ -7,9 +7,9 @@ from typing import Any
 import pulumi
 import pytest
 
+from pushguard.components import TYPE_TOKEN, PushSubscription, PushSubscriptionInputError
 from pushguard.preview.engine import run_program_capturing
 from pushguard.preview.mocks import GcpMocks
-from pushguard.components import TYPE_TOKEN, PushSubscription, PushSubscriptionInputError
 from tests.helpers import NUMBER, PROJECT, UNKNOWN, cause, run, run_failing, short, unknown_output
 
 RUN_URL = "https://orders-3kq2x7ab9c-ew.a.run.app/push"
@@ -67,8 +67,11 @@ def test_cloud_run_graph_is_wired_and_parented() -> None:
 
 
 def test_iam_is_only_ever_additive() -> None:
-    graph = run(program(dead_letter={}, deployers=["group:platform@example.com"],
-                        token_creator_grant="project"))
+    graph = run(
+        program(
+            dead_letter={}, deployers=["group:platform@example.com"], token_creator_grant="project"
+        )
+    )
     iam = [r.type for r in graph.records if "iam" in r.type.lower()]
     assert iam and all(t.lower().endswith("iammember") for t in iam)
 
@@ -115,14 +118,28 @@ def test_token_creator_on_project_or_none() -> None:
 def test_given_project_number_names_the_service_agent() -> None:
     graph = run(program(project_number="42424242"))
     [token] = graph.by_type(SA_MEMBER)
-    assert token.inputs["member"] == "serviceAccount:service-42424242@gcp-sa-pubsub.iam.gserviceaccount.com"
+    assert (
+        token.inputs["member"]
+        == "serviceAccount:service-42424242@gcp-sa-pubsub.iam.gserviceaccount.com"
+    )
 
 
 def test_deployers_get_act_as_on_the_push_auth_account() -> None:
-    graph = run(program(deployers=["group:platform@example.com", "serviceAccount:ci@acme-ci.iam.gserviceaccount.com"]))
-    act_as = [r for r in graph.by_type(SA_MEMBER) if r.inputs["role"] == "roles/iam.serviceAccountUser"]
+    graph = run(
+        program(
+            deployers=[
+                "group:platform@example.com",
+                "serviceAccount:ci@acme-ci.iam.gserviceaccount.com",
+            ]
+        )
+    )
+    act_as = [
+        r for r in graph.by_type(SA_MEMBER) if r.inputs["role"] == "roles/iam.serviceAccountUser"
+    ]
     assert sorted(r.inputs["member"] for r in act_as) == [
-        "group:platform@example.com", "serviceAccount:ci@acme-ci.iam.gserviceaccount.com"]
+        "group:platform@example.com",
+        "serviceAccount:ci@acme-ci.iam.gserviceaccount.com",
+    ]
     assert {short(d) for d in graph.one(SUB).dependencies} >= {short(r.urn) for r in act_as}
 
 
@@ -136,8 +153,14 @@ def test_new_dead_letter_topic_with_forwarding_grants() -> None:
     assert policy["maxDeliveryAttempts"] == 7
     assert policy["deadLetterTopic"].startswith(f"projects/{PROJECT}/topics/orders-dead-letter-")
     assert publisher.inputs["topic"] == policy["deadLetterTopic"]
-    assert (publisher.inputs["role"], publisher.inputs["member"]) == ("roles/pubsub.publisher", AGENT)
-    assert (subscriber.inputs["role"], subscriber.inputs["member"]) == ("roles/pubsub.subscriber", AGENT)
+    assert (publisher.inputs["role"], publisher.inputs["member"]) == (
+        "roles/pubsub.publisher",
+        AGENT,
+    )
+    assert (subscriber.inputs["role"], subscriber.inputs["member"]) == (
+        "roles/pubsub.subscriber",
+        AGENT,
+    )
     assert short(publisher.urn) in {short(d) for d in sub.dependencies}
     assert sub.urn in subscriber.dependencies, "the subscriber grant is on the subscription"
     assert topic.parent == graph.one(TYPE_TOKEN).urn
@@ -147,10 +170,13 @@ def test_existing_dead_letter_topic_by_id_or_path() -> None:
     by_id = run(program(dead_letter={"topic": "orders-dlq"}))
     assert not by_id.by_type("gcp:pubsub/topic:Topic")
     assert by_id.one(SUB).inputs["deadLetterPolicy"] == {
-        "deadLetterTopic": f"projects/{PROJECT}/topics/orders-dlq", "maxDeliveryAttempts": 5}
+        "deadLetterTopic": f"projects/{PROJECT}/topics/orders-dlq",
+        "maxDeliveryAttempts": 5,
+    }
     by_path = run(program(dead_letter={"topic": "projects/acme-shared/topics/dlq"}))
     assert by_path.one("gcp:pubsub/topicIAMMember:TopicIAMMember").inputs["topic"] == (
-        "projects/acme-shared/topics/dlq")
+        "projects/acme-shared/topics/dlq"
+    )
 
 
 def test_paused_is_a_pull_subscription_that_keeps_its_wiring() -> None:
@@ -161,13 +187,23 @@ def test_paused_is_a_pull_subscription_that_keeps_its_wiring() -> None:
 
 
 def test_delivery_and_subscription_settings_pass_through() -> None:
-    graph = run(program(
-        no_wrapper=True, write_metadata=True, attributes={"x-goog-version": "v1"},
-        ack_deadline_seconds=60, message_retention_duration="86400s", retain_acked_messages=True,
-        expiration_ttl="", filter='attributes.kind = "order"', enable_message_ordering=True,
-        retry_policy={"minimum_backoff": "5s", "maximum_backoff": "300s"},
-        labels={"team": "orders"}, subscription_name="orders-push", audience="orders-api",
-    ))
+    graph = run(
+        program(
+            no_wrapper=True,
+            write_metadata=True,
+            attributes={"x-goog-version": "v1"},
+            ack_deadline_seconds=60,
+            message_retention_duration="86400s",
+            retain_acked_messages=True,
+            expiration_ttl="",
+            filter='attributes.kind = "order"',
+            enable_message_ordering=True,
+            retry_policy={"minimum_backoff": "5s", "maximum_backoff": "300s"},
+            labels={"team": "orders"},
+            subscription_name="orders-push",
+            audience="orders-api",
+        )
+    )
     sub = graph.one(SUB).inputs
     assert sub["pushConfig"]["noWrapper"] == {"writeMetadata": True}
     assert sub["pushConfig"]["attributes"] == {"x-goog-version": "v1"}
@@ -184,10 +220,15 @@ def test_outputs_resolve_to_what_receivers_check() -> None:
     seen: dict[str, Any] = {}
 
     def prog() -> None:
-        sub = PushSubscription("orders", args(subscription_name="orders-push", audience="orders-api"))
+        sub = PushSubscription(
+            "orders", args(subscription_name="orders-push", audience="orders-api")
+        )
         pulumi.Output.all(
-            sub.subscription_path, sub.push_auth_service_account_email, sub.audience,
-            sub.service_agent_email, sub.subscription_name,
+            sub.subscription_path,
+            sub.push_auth_service_account_email,
+            sub.audience,
+            sub.service_agent_email,
+            sub.subscription_name,
         ).apply(lambda values: seen.update(values=values))
 
     run(prog, preview=False)
@@ -213,13 +254,24 @@ def test_perimeter_default_url_replaces_on_push_config_change() -> None:
 FUNCTION_V1 = {"kind": "cloud-function-v1", "name": "orders", "location": "europe-west1"}
 
 
-@pytest.mark.parametrize("endpoint", [unknown_output, lambda: pulumi.Output.from_input(
-    "https://europe-west1-acme-orders.cloudfunctions.net/orders")], ids=["unknown", "known-output"])
+@pytest.mark.parametrize(
+    "endpoint",
+    [
+        unknown_output,
+        lambda: pulumi.Output.from_input(
+            "https://europe-west1-acme-orders.cloudfunctions.net/orders"
+        ),
+    ],
+    ids=["unknown", "known-output"],
+)
 def test_perimeter_refuses_a_1st_gen_function_target_before_its_url_is_known(endpoint) -> None:
     """A 1st-gen function is served only at cloudfunctions.net, which a perimeter refuses: the plain
     inputs decide it, so nothing is registered, even at preview when the URL is not known yet."""
-    graph, error = run_failing(lambda: PushSubscription("orders", args(
-        in_service_perimeter=True, target=FUNCTION_V1, push_endpoint=endpoint())))
+    graph, error = run_failing(
+        lambda: PushSubscription(
+            "orders", args(in_service_perimeter=True, target=FUNCTION_V1, push_endpoint=endpoint())
+        )
+    )
     assert isinstance(error, PushSubscriptionInputError), error
     problems = dict(error.problems)
     assert "push-vpcsc-default-url" in problems["push_endpoint"]
@@ -231,33 +283,74 @@ def test_perimeter_accepts_a_2nd_gen_function_by_its_run_app_url() -> None:
     target = {"kind": "cloud-function-v2", "name": "orders", "location": "europe-west1"}
     graph = run(program(in_service_perimeter=True, target=target))
     assert graph.one(SUB).replace_on_changes == ("pushConfig",)
-    pending = run(lambda: PushSubscription("orders", args(
-        in_service_perimeter=True, target=target, push_endpoint=unknown_output())))
+    pending = run(
+        lambda: PushSubscription(
+            "orders", args(in_service_perimeter=True, target=target, push_endpoint=unknown_output())
+        )
+    )
     assert pending.by_type(SUB), "a 2nd-gen function's run.app URL may work: checked when known"
 
 
 BAD_INPUTS = [
     ({"push_endpoint": "http://orders.example.com/push"}, "push_endpoint", "push-endpoint-https"),
-    ({"push_endpoint": "https://orders-3kq2x7ab9c-ew.a.run.app@evil.example/"}, "push_endpoint", "userinfo"),
-    ({"push_endpoint": "https://orders.example.com/", "in_service_perimeter": True},
-     "push_endpoint", "push-vpcsc-default-url"),
-    ({"push_endpoint": "https://europe-west1-acme-orders.cloudfunctions.net/orders", "in_service_perimeter": True,
-      "target": {"kind": "cloud-function-v1", "name": "orders", "location": "europe-west1"}},
-     "push_endpoint", "push-vpcsc-default-url"),
-    ({"push_auth_service_account_email": "push@acme-shared.iam.gserviceaccount.com"},
-     "push_auth_service_account_email", "push-sa-same-project"),
-    ({"push_auth_service_account_email": "alice@example.com"}, "push_auth_service_account_email",
-     "service account email"),
+    (
+        {"push_endpoint": "https://orders-3kq2x7ab9c-ew.a.run.app@evil.example/"},
+        "push_endpoint",
+        "userinfo",
+    ),
+    (
+        {"push_endpoint": "https://orders.example.com/", "in_service_perimeter": True},
+        "push_endpoint",
+        "push-vpcsc-default-url",
+    ),
+    (
+        {
+            "push_endpoint": "https://europe-west1-acme-orders.cloudfunctions.net/orders",
+            "in_service_perimeter": True,
+            "target": {"kind": "cloud-function-v1", "name": "orders", "location": "europe-west1"},
+        },
+        "push_endpoint",
+        "push-vpcsc-default-url",
+    ),
+    (
+        {"push_auth_service_account_email": "push@acme-shared.iam.gserviceaccount.com"},
+        "push_auth_service_account_email",
+        "push-sa-same-project",
+    ),
+    (
+        {"push_auth_service_account_email": "alice@example.com"},
+        "push_auth_service_account_email",
+        "service account email",
+    ),
     ({"ack_deadline_seconds": 5}, "ack_deadline_seconds", "between 10 and 600"),
     ({"ack_deadline_seconds": 601}, "ack_deadline_seconds", "between 10 and 600"),
-    ({"message_retention_duration": "60s"}, "message_retention_duration", "between 600s and 2678400s"),
+    (
+        {"message_retention_duration": "60s"},
+        "message_retention_duration",
+        "between 600s and 2678400s",
+    ),
     ({"message_retention_duration": "1d"}, "message_retention_duration", "like '600s'"),
     ({"expiration_ttl": "3600s"}, "expiration_ttl", "at least 86400s"),
-    ({"dead_letter": {"max_delivery_attempts": 4}}, "dead_letter.max_delivery_attempts", "between 5 and 100"),
-    ({"dead_letter": {"max_delivery_attempts": 101}}, "dead_letter.max_delivery_attempts", "between 5 and 100"),
-    ({"retry_policy": {"minimum_backoff": "700s"}}, "retry_policy.minimum_backoff", "between 0s and 600s"),
-    ({"retry_policy": {"minimum_backoff": "60s", "maximum_backoff": "10s"}},
-     "retry_policy.minimum_backoff", "must not exceed"),
+    (
+        {"dead_letter": {"max_delivery_attempts": 4}},
+        "dead_letter.max_delivery_attempts",
+        "between 5 and 100",
+    ),
+    (
+        {"dead_letter": {"max_delivery_attempts": 101}},
+        "dead_letter.max_delivery_attempts",
+        "between 5 and 100",
+    ),
+    (
+        {"retry_policy": {"minimum_backoff": "700s"}},
+        "retry_policy.minimum_backoff",
+        "between 0s and 600s",
+    ),
+    (
+        {"retry_policy": {"minimum_backoff": "60s", "maximum_backoff": "10s"}},
+        "retry_policy.minimum_backoff",
+        "must not exceed",
+    ),
     ({"subscription_name": "goog-orders"}, "subscription_name", "must not start with 'goog'"),
     ({"subscription_name": "1orders"}, "subscription_name", "starts with a letter"),
     ({"subscription_name": "ab"}, "subscription_name", "3 to 255"),
@@ -298,13 +391,22 @@ def test_secret_in_endpoint_is_not_echoed_in_errors() -> None:
 def test_missing_project_names_the_config() -> None:
     graph, error = run_program_capturing(program(), GcpMocks(), config={})
     assert isinstance(error, PushSubscriptionInputError)
-    assert dict(error.problems) == {"project": "is required: set the input or the gcp:project config"}
+    assert dict(error.problems) == {
+        "project": "is required: set the input or the gcp:project config"
+    }
     assert graph.records == []
 
 
 def test_known_output_inputs_are_validated_and_used() -> None:
-    graph = run(lambda: PushSubscription("orders", args(
-        push_endpoint=pulumi.Output.from_input(RUN_URL), ack_deadline_seconds=pulumi.Output.from_input(30))))
+    graph = run(
+        lambda: PushSubscription(
+            "orders",
+            args(
+                push_endpoint=pulumi.Output.from_input(RUN_URL),
+                ack_deadline_seconds=pulumi.Output.from_input(30),
+            ),
+        )
+    )
     sub = graph.one(SUB).inputs
     assert sub["pushConfig"]["pushEndpoint"] == RUN_URL and sub["ackDeadlineSeconds"] == 30
 
@@ -314,11 +416,15 @@ def test_known_output_inputs_are_validated_and_used() -> None:
     [
         ({"push_endpoint": "http://orders.example.com/"}, "push_endpoint"),
         ({"ack_deadline_seconds": 3}, "ack_deadline_seconds"),
-        ({"push_auth_service_account_email": "x@acme-shared.iam.gserviceaccount.com"},
-         "push_auth_service_account_email"),
+        (
+            {"push_auth_service_account_email": "x@acme-shared.iam.gserviceaccount.com"},
+            "push_auth_service_account_email",
+        ),
     ],
 )
-def test_bad_output_input_fails_when_it_resolves_and_blocks_the_subscription(overrides, field) -> None:
+def test_bad_output_input_fails_when_it_resolves_and_blocks_the_subscription(
+    overrides, field
+) -> None:
     wrapped = {k: pulumi.Output.from_input(v) for k, v in overrides.items()}
     graph, raised = run_failing(lambda: PushSubscription("orders", args(**wrapped)))
     error = cause(raised, PushSubscriptionInputError)
@@ -335,12 +441,20 @@ def test_unknown_outputs_at_preview_keep_the_subscription_shape() -> None:
     assert push["oidcToken"]["serviceAccountEmail"] == UNKNOWN, "known after apply, as in GCP"
     created = run(lambda: PushSubscription("orders", args()), preview=False).one(SUB)
     assert created.inputs["pushConfig"]["oidcToken"]["serviceAccountEmail"] == (
-        f"orders-push@{PROJECT}.iam.gserviceaccount.com")
+        f"orders-push@{PROJECT}.iam.gserviceaccount.com"
+    )
 
 
 def test_secret_output_does_not_make_other_inputs_secret() -> None:
-    graph = run(lambda: PushSubscription("orders", args(
-        audience=pulumi.Output.secret("orders-api"), ack_deadline_seconds=pulumi.Output.from_input(30))))
+    graph = run(
+        lambda: PushSubscription(
+            "orders",
+            args(
+                audience=pulumi.Output.secret("orders-api"),
+                ack_deadline_seconds=pulumi.Output.from_input(30),
+            ),
+        )
+    )
     sub = graph.one(SUB).inputs
     assert sub["ackDeadlineSeconds"] == 30
     assert sub["pushConfig"]["oidcToken"]["audience"]["4dabf18193072939515e22adb298388d"]
@@ -348,7 +462,9 @@ def test_secret_output_does_not_make_other_inputs_secret() -> None:
 
 @pytest.mark.parametrize("field", ["in_service_perimeter", "paused", "token_creator_grant"])
 def test_structural_inputs_must_be_plain(field) -> None:
-    graph, error = run_failing(lambda: PushSubscription("orders", args(**{field: pulumi.Output.from_input(True)})))
+    graph, error = run_failing(
+        lambda: PushSubscription("orders", args(**{field: pulumi.Output.from_input(True)}))
+    )
     assert isinstance(error, PushSubscriptionInputError)
     assert "must be a plain value" in dict(error.problems)[field]
     assert graph.records == []
@@ -363,16 +479,25 @@ def test_advisory_violation_warns_but_builds() -> None:
 
 
 def test_fields_of_nested_objects_may_be_outputs() -> None:
-    graph = run(program(
-        dead_letter={"topic": pulumi.Output.from_input("orders-dlq"),
-                     "max_delivery_attempts": pulumi.Output.from_input(9)},
-        retry_policy={"minimum_backoff": pulumi.Output.from_input("5s")},
-        target={"kind": "cloud-run", "name": pulumi.Output.from_input("orders"),
-                "location": "europe-west1"},
-    ))
+    graph = run(
+        program(
+            dead_letter={
+                "topic": pulumi.Output.from_input("orders-dlq"),
+                "max_delivery_attempts": pulumi.Output.from_input(9),
+            },
+            retry_policy={"minimum_backoff": pulumi.Output.from_input("5s")},
+            target={
+                "kind": "cloud-run",
+                "name": pulumi.Output.from_input("orders"),
+                "location": "europe-west1",
+            },
+        )
+    )
     sub = graph.one(SUB).inputs
     assert sub["deadLetterPolicy"] == {
-        "deadLetterTopic": f"projects/{PROJECT}/topics/orders-dlq", "maxDeliveryAttempts": 9}
+        "deadLetterTopic": f"projects/{PROJECT}/topics/orders-dlq",
+        "maxDeliveryAttempts": 9,
+    }
     assert sub["retryPolicy"] == {"minimumBackoff": "5s"}
     assert graph.one(RUN_MEMBER).inputs["name"] == "orders"
 

@@ -93,7 +93,9 @@ def test_the_folder_holds_the_pack_files_only(published: Published) -> None:
     assert "from pushguard.crossguard import serve\n\nserve()" in main
     requirements = (published.folder / "requirements.txt").read_text().splitlines()
     assert f"./{WHEEL}" in requirements
-    pinned = {line.split("==")[0].lower().replace("_", "-") for line in requirements if "==" in line}
+    pinned = {
+        line.split("==")[0].lower().replace("_", "-") for line in requirements if "==" in line
+    }
     assert {"pulumi", "pulumi-policy", "grpcio", "protobuf", "pydantic", "pyyaml"} <= pinned
     assert "pushguard" not in pinned
 

@@ -12,13 +12,22 @@ import yaml
 
 from pushguard import __version__
 from pushguard.crossguard.build import pulumi_policy_yaml
-from pushguard.policy.settings import PackSettings
 from pushguard.gate.analyzer import AnalyzerResource, PackStartError, PolicyPackProcess
+from pushguard.policy.settings import PackSettings
 from pushguard.rules import RULES
 from tests.crossguard.cases import ACCOUNT_URN, RUN_URN
 from tests.crossguard.conftest import PACK
 from tests.crossguard.wire import (
-    PROJECT, PUSH_SA, UNKNOWN, account, push_config, resource, run_service, secret, subscription, urn,
+    PROJECT,
+    PUSH_SA,
+    UNKNOWN,
+    account,
+    push_config,
+    resource,
+    run_service,
+    secret,
+    subscription,
+    urn,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,14 +65,18 @@ def test_first_line_on_stdout_is_the_port(pack: PolicyPackProcess) -> None:
 
 def test_a_pack_that_prints_before_its_port_is_caught(tmp_path: Path) -> None:
     (tmp_path / "PulumiPolicy.yaml").write_text(pulumi_policy_yaml(__version__))
-    (tmp_path / "__main__.py").write_text(textwrap.dedent("""
+    (tmp_path / "__main__.py").write_text(
+        textwrap.dedent("""
         print("loading rules...")
         from pushguard.crossguard import serve
         serve()
-    """))
-    with pytest.raises(PackStartError, match="loading rules"):
-        with PolicyPackProcess(tmp_path, timeout=30):
-            pass
+    """)
+    )
+    with (
+        pytest.raises(PackStartError, match="loading rules"),
+        PolicyPackProcess(tmp_path, timeout=30),
+    ):
+        pass
 
 
 def test_analyzer_info_lists_every_rule_as_a_policy(pack: PolicyPackProcess) -> None:
@@ -79,12 +92,14 @@ def test_analyzer_info_lists_every_rule_as_a_policy(pack: PolicyPackProcess) -> 
         assert policy.displayName == rule.title
         assert policy.description and "\n" not in policy.description
         assert set(policy.configSchema.properties) == {
-            f.alias for f in PackSettings.model_fields.values()}
+            f.alias for f in PackSettings.model_fields.values()
+        }
     assert "push-endpoint-https" in info.readme
 
 
 def pack_level(value: int) -> str:
     from pushguard.gate.analyzer import LEVEL_NAMES
+
     return LEVEL_NAMES[value]
 
 
@@ -113,7 +128,9 @@ def test_sample_policy_config_is_valid_and_applied(pack: PolicyPackProcess) -> N
     pack.configure(config)
     sub = subscription(pushConfig=push_config("https://events.example.com/"))
     found = everything(pack, [sub])
-    assert any(d.policy == "push-vpcsc-default-url" and d.level == "mandatory" for d in found), found
+    assert any(d.policy == "push-vpcsc-default-url" and d.level == "mandatory" for d in found), (
+        found
+    )
 
 
 @pytest.mark.parametrize(
@@ -186,8 +203,9 @@ def test_account_created_in_the_stack_is_resolved_through_the_graph(
 
 def test_whole_push_config_unknown(pack: PolicyPackProcess) -> None:
     pack.configure({})
-    sub = subscription(pushConfig="dd056dcd-154b-4c76-9bd3-c8f88648b5ff",
-                       deps={"pushConfig": (LB_URN,)})
+    sub = subscription(
+        pushConfig="dd056dcd-154b-4c76-9bd3-c8f88648b5ff", deps={"pushConfig": (LB_URN,)}
+    )
     found = everything(pack, [sub, LB])
     https = [d for d in found if d.policy == "push-endpoint-https"]
     assert len(https) == 1 and https[0].message.startswith(PREVIEW_PREFIX)
@@ -195,9 +213,11 @@ def test_whole_push_config_unknown(pack: PolicyPackProcess) -> None:
 
 def test_perimeter_with_unknown_projects_is_reported_not_passed(pack: PolicyPackProcess) -> None:
     pack.configure({})
-    perimeter = resource("gcp:accesscontextmanager/servicePerimeter:ServicePerimeter", "p",
-                         {"status": {"resources": UNKNOWN,
-                                     "restrictedServices": ["pubsub.googleapis.com"]}})
+    perimeter = resource(
+        "gcp:accesscontextmanager/servicePerimeter:ServicePerimeter",
+        "p",
+        {"status": {"resources": UNKNOWN, "restrictedServices": ["pubsub.googleapis.com"]}},
+    )
     sub = subscription(pushConfig=push_config("https://events.example.com/"))
     found = [d for d in everything(pack, [sub, perimeter]) if d.policy == "push-vpcsc-default-url"]
     assert len(found) == 1 and found[0].message.startswith(PREVIEW_PREFIX)
@@ -210,19 +230,45 @@ FUNCTION_URN = urn("gcp:cloudfunctionsv2/function:Function", "orders-fn")
 @pytest.mark.parametrize(
     ("policy", "resources"),
     [
-        ("push-vpcsc-default-url", [
-            subscription(pushConfig=push_config(endpoint=UNKNOWN),
-                         deps={"pushConfig": (FUNCTION_URN,)}),
-            resource("gcp:cloudfunctionsv2/function:Function", "orders-fn",
-                     {"name": "orders-fn", "url": UNKNOWN})]),
-        ("push-no-exactly-once", [
-            subscription(enableExactlyOnceDelivery=UNKNOWN,
-                         deps={"enableExactlyOnceDelivery": (LB_URN,)}), LB]),
-        ("push-agent-token-creator", [
-            subscription(), resource("gcp:serviceaccount/iAMMember:IAMMember", "tc", {
-                "serviceAccountId": f"projects/{PROJECT}/serviceAccounts/{PUSH_SA}",
-                "role": "roles/iam.serviceAccountTokenCreator", "member": UNKNOWN},
-                property_dependencies={"member": (LB_URN,)}), LB]),
+        (
+            "push-vpcsc-default-url",
+            [
+                subscription(
+                    pushConfig=push_config(endpoint=UNKNOWN), deps={"pushConfig": (FUNCTION_URN,)}
+                ),
+                resource(
+                    "gcp:cloudfunctionsv2/function:Function",
+                    "orders-fn",
+                    {"name": "orders-fn", "url": UNKNOWN},
+                ),
+            ],
+        ),
+        (
+            "push-no-exactly-once",
+            [
+                subscription(
+                    enableExactlyOnceDelivery=UNKNOWN, deps={"enableExactlyOnceDelivery": (LB_URN,)}
+                ),
+                LB,
+            ],
+        ),
+        (
+            "push-agent-token-creator",
+            [
+                subscription(),
+                resource(
+                    "gcp:serviceaccount/iAMMember:IAMMember",
+                    "tc",
+                    {
+                        "serviceAccountId": f"projects/{PROJECT}/serviceAccounts/{PUSH_SA}",
+                        "role": "roles/iam.serviceAccountTokenCreator",
+                        "member": UNKNOWN,
+                    },
+                    property_dependencies={"member": (LB_URN,)},
+                ),
+                LB,
+            ],
+        ),
     ],
     ids=["function-endpoint-in-perimeter", "exactly-once-unknown", "token-creator-member-unknown"],
 )
@@ -243,8 +289,11 @@ def test_secret_values_are_never_echoed(pack: PolicyPackProcess) -> None:
     pack.configure({})
     token = "hunter2-abcdef"
     email = "sneaky@other-proj.iam.gserviceaccount.com"
-    sub = subscription(pushConfig=secret(push_config(
-        f"http://hooks.secret-partner.example/{token}?token={token}", account=email)))
+    sub = subscription(
+        pushConfig=secret(
+            push_config(f"http://hooks.secret-partner.example/{token}?token={token}", account=email)
+        )
+    )
     found = everything(pack, [sub])
     assert {d.policy for d in found} >= {"push-endpoint-https", "push-sa-same-project"}
     for d in found:
@@ -257,7 +306,10 @@ def test_secret_values_are_never_echoed(pack: PolicyPackProcess) -> None:
     ("props", "expected"),
     [
         ({"pushConfig": "https://example.com/"}, "pushConfig must be an object, not a string"),
-        ({"pushConfig": {"pushEndpoint": 42}}, "pushConfig.pushEndpoint must be a string, not a number"),
+        (
+            {"pushConfig": {"pushEndpoint": 42}},
+            "pushConfig.pushEndpoint must be a string, not a number",
+        ),
         ({"enableExactlyOnceDelivery": "yes"}, "enableExactlyOnceDelivery must be a boolean"),
         ({"project": ["a", "b"]}, "project must be a string, not a list"),
     ],

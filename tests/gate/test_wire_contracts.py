@@ -24,7 +24,10 @@ SUB = "urn:pulumi:dev::team::gcp:pubsub/subscription:Subscription::orders"
 
 
 def test_a_name_may_hold_the_separator() -> None:
-    urn = "urn:pulumi:dev::team::pushguard:index:PushSubscription$gcp:pubsub/subscription:Subscription::a::b"
+    urn = (
+        "urn:pulumi:dev::team::pushguard:index:PushSubscription"
+        "$gcp:pubsub/subscription:Subscription::a::b"
+    )
     parts = parse_urn(urn)
     assert parts.name == "a::b" and urn_name(urn) == "a::b"
     assert parts.type == "gcp:pubsub/subscription:Subscription"
@@ -61,7 +64,9 @@ urns = st.builds(
     urn=urns | st.just(""),
     reason=st.text(max_size=60).filter(lambda r: " [urn:pulumi:" not in r),
 )
-def test_not_checked_entries_cross_the_protocol_unchanged(policy: str, urn: str, reason: str) -> None:
+def test_not_checked_entries_cross_the_protocol_unchanged(
+    policy: str, urn: str, reason: str
+) -> None:
     """Whatever the subscription is called (brackets, ``::``, newlines), the client gets back the
     entry the pack sent."""
     entry = NotChecked(policy, urn, reason)

@@ -273,7 +273,7 @@ def test_schema_violations_name_the_camel_case_property(
 @pytest.mark.xfail(
     strict=True,
     reason="pulumi 3.272's component provider calls int() on integer inputs, which fails for an "
-    "Output (a value from another resource); see README 'Any language'",
+    "Output (a value from another resource); see docs/component.md 'Any language'",
 )
 def test_an_integer_input_from_another_resource_is_accepted(
     provider: Provider, monitor: Monitor

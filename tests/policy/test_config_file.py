@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from pushguard.audit.command import run as run_audit_command
 from pushguard.cli import app
+from pushguard.gate.analyzer import AnalyzerResource, PolicyPackProcess, policy_infos
 from pushguard.policy import (
     PolicyConfigError,
     load_policy_config,
@@ -25,7 +26,6 @@ from pushguard.policy import (
     rule_config,
 )
 from pushguard.policy.config_file import PolicyConfig
-from pushguard.gate.analyzer import AnalyzerResource, PolicyPackProcess, policy_infos
 from pushguard.rules import RULES, EnforcementLevel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -114,7 +114,7 @@ def test_bad_config_names_the_file_and_the_problem(
 
 def test_unreadable_and_non_json_files_name_the_path(tmp_path: Path) -> None:
     missing = tmp_path / "missing.json"
-    with pytest.raises(PolicyConfigError, match="missing.json"):
+    with pytest.raises(PolicyConfigError, match=r"missing\.json"):
         load_policy_config(missing)
     broken = tmp_path / "broken.json"
     broken.write_text("{")
@@ -141,7 +141,10 @@ def test_preview_and_audit_both_exit_2_on_settings_under_all(
             pass
 
     code = run_audit_command(
-        [str(tmp_path)], str(tmp_path / "out"), policy_config=path, stderr=Sink()  # type: ignore[arg-type]
+        [str(tmp_path)],
+        str(tmp_path / "out"),
+        policy_config=path,
+        stderr=Sink(),  # type: ignore[arg-type]
     )
     assert code == 2
     assert str(path) in "".join(errors) and "projectNumbers" in "".join(errors)
@@ -152,7 +155,9 @@ def test_the_pack_refuses_settings_under_all_in_configure(pack: PolicyPackProces
     """Under the real CLI, `all`'s properties reach Configure untouched; the pack fails closed."""
     properties = json_format.ParseDict({"perimeterProjects": ["acme-orders"]}, struct_pb2.Struct())
     request = proto.ConfigureAnalyzerRequest(
-        policyConfig={"all": proto.PolicyConfig(enforcementLevel=proto.MANDATORY, properties=properties)}
+        policyConfig={
+            "all": proto.PolicyConfig(enforcementLevel=proto.MANDATORY, properties=properties)
+        }
     )
     with pytest.raises(grpc.RpcError) as raised:
         pack.stub.Configure(request)

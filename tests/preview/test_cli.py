@@ -29,8 +29,11 @@ def test_legacy_stack_fails_on_exactly_the_three_mandatory_rules(preview) -> Non
     run = preview("--stack", "legacy", "--policy-config", CONFIG, "--format", "json")
     assert run.exit_code == 1
     report = run.json()
-    mandatory = {(v["policy"], v["urn"].rsplit("::", 1)[1])
-                 for v in report["violations"] if v["level"] == "mandatory"}
+    mandatory = {
+        (v["policy"], v["urn"].rsplit("::", 1)[1])
+        for v in report["violations"]
+        if v["level"] == "mandatory"
+    }
     assert mandatory == {
         ("push-endpoint-https", "legacy-orders"),
         ("push-sa-same-project", "legacy-billing"),
@@ -43,7 +46,9 @@ def test_legacy_stack_fails_on_exactly_the_three_mandatory_rules(preview) -> Non
 def test_text_report_groups_violations_by_level_with_remediation(preview) -> None:
     run = preview("--stack", "legacy", "--policy-config", CONFIG)
     assert run.exit_code == 1
-    mandatory, advisory = run.stdout.split("Mandatory violations (3)")[1].split("Advisory violations")
+    mandatory, advisory = run.stdout.split("Mandatory violations (3)")[1].split(
+        "Advisory violations"
+    )
     assert all(policy in mandatory for policy in MANDATORY)
     assert "push-agent-token-creator" in advisory
     assert "fix: Use an absolute https:// URL" in mandatory
@@ -66,8 +71,9 @@ def test_json_report_lists_every_resource_with_inputs(preview) -> None:
 
 def test_sarif_is_valid_and_what_code_scanning_needs(preview, tmp_path: Path) -> None:
     out = tmp_path / "preview.sarif"
-    run = preview("--stack", "legacy", "--policy-config", CONFIG,
-                  "--format", "sarif", "--output", str(out))
+    run = preview(
+        "--stack", "legacy", "--policy-config", CONFIG, "--format", "sarif", "--output", str(out)
+    )
     assert run.exit_code == 1
     assert "Mandatory violations (3)" in run.stdout, "the text report still goes to stdout"
     sarif = json.loads(out.read_text())
@@ -101,7 +107,8 @@ def test_component_children_point_at_the_program_line_that_used_the_component(
         "from pushguard.components import PushSubscription\n"
         "PushSubscription('orders', {'topic': 'orders', 'target': {'kind': 'external'},\n"
         "    'push_endpoint': 'https://hooks.example.com/push', 'audience': 'orders',\n"
-        "    'push_auth_service_account_email': 'orders-push@acme-orders.iam.gserviceaccount.com',\n"
+        "    'push_auth_service_account_email':\n"
+        "        'orders-push@acme-orders.iam.gserviceaccount.com',\n"
         "    'token_creator_grant': 'none'})\n"
     )
     config = {"push-agent-token-creator": {"projectNumbers": {"acme-orders": "123456789012"}}}
@@ -189,14 +196,22 @@ def test_program_calling_sys_exit_is_a_failed_run(preview, make_project) -> None
 @pytest.mark.parametrize(
     ("config", "expected"),
     [
-        ('{"push-endpoint-https": {"exemptEndpointPrefixes": "https://x"}}',
-         "push-endpoint-https: exemptEndpointPrefixes: 'https://x' is not of type 'array'"),
-        ('{"push-endpoint-https": "strict"}',
-         "push-endpoint-https: enforcementLevel 'strict' is not one of advisory, mandatory"),
-        ('{"push-endpoint-http": "mandatory"}',
-         "push-endpoint-http: not a policy of pack 'pushguard'"),
-        ('{"push-endpoint-https": {"unknownAtPreview": "maybe"}}',
-         "push-endpoint-https: unknownAtPreview: 'maybe' is not one of ['warn', 'enforce']"),
+        (
+            '{"push-endpoint-https": {"exemptEndpointPrefixes": "https://x"}}',
+            "push-endpoint-https: exemptEndpointPrefixes: 'https://x' is not of type 'array'",
+        ),
+        (
+            '{"push-endpoint-https": "strict"}',
+            "push-endpoint-https: enforcementLevel 'strict' is not one of advisory, mandatory",
+        ),
+        (
+            '{"push-endpoint-http": "mandatory"}',
+            "push-endpoint-http: not a policy of pack 'pushguard'",
+        ),
+        (
+            '{"push-endpoint-https": {"unknownAtPreview": "maybe"}}',
+            "push-endpoint-https: unknownAtPreview: 'maybe' is not one of ['warn', 'enforce']",
+        ),
         ("{not json", "not JSON"),
     ],
 )

@@ -17,12 +17,12 @@ import pytest
 from typer.testing import CliRunner
 
 from pushguard.cli import app
+from pushguard.gate.result import StackResult
 from pushguard.preview import engine
 from pushguard.preview.engine import run_program_capturing
 from pushguard.preview.mocks import UNKNOWN, GcpMocks
-from pushguard.preview.project import find_project, load_project
-from pushguard.gate.result import StackResult
 from pushguard.preview.origin import PreviewError, ProgramOrigin
+from pushguard.preview.project import find_project, load_project
 from pushguard.preview.stacks import choose_stack, load_stack
 from pushguard.preview.streaming import AnalyzerRequests
 
@@ -197,7 +197,12 @@ def test_the_stack_urn_and_analyzer_requests_use_the_short_name(project: Path) -
     assert AnalyzerRequests(loaded, stack, config).root.urn == (
         "urn:pulumi:dev::team::pulumi:pulumi:Stack::team-dev"
     )
-    assert StackResult(ProgramOrigin(loaded, stack), loaded.name, stack, resources=[], violations=[]).stack == "dev"
+    assert (
+        StackResult(
+            ProgramOrigin(loaded, stack), loaded.name, stack, resources=[], violations=[]
+        ).stack
+        == "dev"
+    )
     assert load_project(find_project(project)).name == "team"
 
 
@@ -330,4 +335,9 @@ def test_a_program_without_exports_has_no_outputs() -> None:
 
 def test_preview_result_has_outputs_empty_by_default(project: Path) -> None:
     loaded, stack, _, _ = load_stack(project, "dev")
-    assert StackResult(ProgramOrigin(loaded, stack), loaded.name, stack, resources=[], violations=[]).outputs == {}
+    assert (
+        StackResult(
+            ProgramOrigin(loaded, stack), loaded.name, stack, resources=[], violations=[]
+        ).outputs
+        == {}
+    )

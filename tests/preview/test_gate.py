@@ -170,7 +170,9 @@ def test_sarif_of_a_failed_run_marks_the_invocation_unsuccessful(
     preview, make_project, tmp_path: Path
 ) -> None:
     sarif = tmp_path / "out.sarif"
-    run = preview(str(make_project("raise RuntimeError('boom')\n")), "-f", "sarif", "-o", str(sarif))
+    run = preview(
+        str(make_project("raise RuntimeError('boom')\n")), "-f", "sarif", "-o", str(sarif)
+    )
     assert run.exit_code == 2
     (invocation,) = json.loads(sarif.read_text())["runs"][0]["invocations"]
     assert invocation["executionSuccessful"] is False
@@ -208,13 +210,16 @@ def test_a_resource_made_in_a_helper_keeps_the_users_call_stack(
     run = preview(str(make_project(program)), "-f", "sarif", "-o", str(sarif))
     assert run.exit_code == 1
     results = [
-        r for r in json.loads(sarif.read_text())["runs"][0]["results"]
+        r
+        for r in json.loads(sarif.read_text())["runs"][0]["results"]
         if r["ruleId"] == "push-endpoint-https"
     ]
     assert len(results) == 2
     for result in results:
         assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 4
-        lines = [rel["physicalLocation"]["region"]["startLine"] for rel in result["relatedLocations"]]
+        lines = [
+            rel["physicalLocation"]["region"]["startLine"] for rel in result["relatedLocations"]
+        ]
         assert lines == [8, 4]  # the loop's call, then the helper's constructor call
 
 
@@ -250,9 +255,7 @@ def test_a_settings_mistake_is_one_usage_error_not_a_violation_per_subscription(
     assert str(config) in report["error"]["message"]
 
 
-def test_a_program_hiding_behind_a_background_process_is_stopped(
-    preview, make_project
-) -> None:
+def test_a_program_hiding_behind_a_background_process_is_stopped(preview, make_project) -> None:
     """A forked process that keeps the child's pipe open cannot hold the preview past its
     time-out, and it is stopped with the child."""
     program = VIOLATING + "if os.fork() == 0:\n    import time\n    time.sleep(60)\n"
@@ -291,9 +294,7 @@ FORGE = (
 )
 
 
-def test_a_forged_end_of_program_message_does_not_hide_what_follows(
-    preview, make_project
-) -> None:
+def test_a_forged_end_of_program_message_does_not_hide_what_follows(preview, make_project) -> None:
     """The program can find the nonce in its own memory; what it registers after a forged
     message is still read, and a run with two end messages is refused."""
     run = preview(str(make_project(FORGE + VIOLATING)), "-f", "json")
@@ -314,8 +315,15 @@ def test_sigterm_stops_the_program_and_the_pack_and_still_writes_the_report(
     report = tmp_path / "report.json"
     marker = str(folder)
     preview = subprocess.Popen(
-        [str(Path(sys.executable).parent / "pushguard"), "preview", marker, "-f", "json",
-         "-o", str(report)],
+        [
+            str(Path(sys.executable).parent / "pushguard"),
+            "preview",
+            marker,
+            "-f",
+            "json",
+            "-o",
+            str(report),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

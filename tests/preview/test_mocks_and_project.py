@@ -25,8 +25,9 @@ CONFIG = {"gcp:project": "acme-orders", "gcp:region": "europe-west1"}
 
 def declare() -> None:
     gcp.serviceaccount.Account("pusher", account_id="orders-push")
-    gcp.cloudrunv2.Service("orders", location="europe-west1",
-                           template={"containers": [{"image": "gcr.io/x/orders"}]})
+    gcp.cloudrunv2.Service(
+        "orders", location="europe-west1", template={"containers": [{"image": "gcr.io/x/orders"}]}
+    )
     gcp.cloudfunctions.Function("fn", runtime="python311")
     gcp.pubsub.Topic("orders-topic")
     gcp.storage.Bucket("bucket", location="EU")
@@ -52,13 +53,17 @@ def test_at_preview_computed_outputs_are_unknown_and_planned_ones_known() -> Non
 def test_after_create_outputs_have_the_apis_shapes() -> None:
     state = outputs(preview=False)
     assert state["pusher"]["email"] == "orders-push@acme-orders.iam.gserviceaccount.com"
-    assert state["pusher"]["member"] == "serviceAccount:orders-push@acme-orders.iam.gserviceaccount.com"
+    assert (
+        state["pusher"]["member"]
+        == "serviceAccount:orders-push@acme-orders.iam.gserviceaccount.com"
+    )
     uri = state["orders"]["uri"]
     assert uri.startswith("https://orders-") and uri.endswith("-ew.a.run.app")
     name = state["orders"]["name"]
     assert state["orders"]["urls"][0] == f"https://{name}-123456789012.europe-west1.run.app"
     assert state["fn"]["httpsTriggerUrl"] == (
-        f"https://europe-west1-acme-orders.cloudfunctions.net/{state['fn']['name']}")
+        f"https://europe-west1-acme-orders.cloudfunctions.net/{state['fn']['name']}"
+    )
 
 
 def test_ids_are_unknown_at_preview_as_for_a_real_create() -> None:
@@ -78,12 +83,14 @@ def test_ids_are_unknown_at_preview_as_for_a_real_create() -> None:
 def test_explicit_provider_project_is_used() -> None:
     def program() -> None:
         other = gcp.Provider("other", project="acme-shared")
-        gcp.serviceaccount.Account("pusher", account_id="p-push",
-                                   opts=pulumi.ResourceOptions(provider=other))
+        gcp.serviceaccount.Account(
+            "pusher", account_id="p-push", opts=pulumi.ResourceOptions(provider=other)
+        )
 
     run = run_program(program, GcpMocks("acme-orders"), config=CONFIG, preview=False)
     assert run.one("gcp:serviceaccount/account:Account").outputs["email"] == (
-        "p-push@acme-shared.iam.gserviceaccount.com")
+        "p-push@acme-shared.iam.gserviceaccount.com"
+    )
 
 
 def test_get_project_answers_from_the_map_or_a_marked_placeholder() -> None:
@@ -107,15 +114,33 @@ def write(folder: Path, name: str, data: object) -> None:
 
 
 def test_project_defaults_secure_values_and_structured_config(tmp_path: Path) -> None:
-    write(tmp_path, "Pulumi.yaml", {"name": "team", "runtime": "python", "main": "app.py",
-                                    "config": {"region": {"type": "string", "default": "eu"},
-                                               "gcp:project": "acme-default"}})
+    write(
+        tmp_path,
+        "Pulumi.yaml",
+        {
+            "name": "team",
+            "runtime": "python",
+            "main": "app.py",
+            "config": {
+                "region": {"type": "string", "default": "eu"},
+                "gcp:project": "acme-default",
+            },
+        },
+    )
     (tmp_path / "app.py").write_text("")
-    write(tmp_path, "Pulumi.dev.yaml", {"config": {
-        "team:token": {"secure": "v1:AAAAciphertext"},
-        "team:hooks": [{"url": "https://x.example", "key": {"secure": "v1:BBBBciphertext"}}],
-        "team:count": 3,
-    }})
+    write(
+        tmp_path,
+        "Pulumi.dev.yaml",
+        {
+            "config": {
+                "team:token": {"secure": "v1:AAAAciphertext"},
+                "team:hooks": [
+                    {"url": "https://x.example", "key": {"secure": "v1:BBBBciphertext"}}
+                ],
+                "team:count": 3,
+            }
+        },
+    )
     project = load_project(find_project(tmp_path))
     assert project.entry_point == tmp_path / "app.py"
     config, secrets = load_stack_config(project, "dev")
@@ -129,7 +154,7 @@ def test_project_defaults_secure_values_and_structured_config(tmp_path: Path) ->
 
 def test_missing_program_is_a_project_error(tmp_path: Path) -> None:
     write(tmp_path, "Pulumi.yaml", {"name": "team", "runtime": "python", "main": "src/"})
-    with pytest.raises(ProjectError, match="src/__main__.py does not exist"):
+    with pytest.raises(ProjectError, match=r"src/__main__\.py does not exist"):
         load_project(tmp_path)
 
 
@@ -140,8 +165,10 @@ def test_secret_config_never_reaches_the_report(preview, make_project) -> None:
         "gcp.pubsub.Subscription('orders', topic='orders', push_config={\n"
         "    'push_endpoint': token.apply(lambda t: f'https://hooks.example.com/p?token={t}')})\n"
     )
-    folder = make_project(program, {"dev": {"gcp:project": "acme-orders",
-                                             "team:token": {"secure": "v1:c2VjcmV0LXZhbHVl"}}})
+    folder = make_project(
+        program,
+        {"dev": {"gcp:project": "acme-orders", "team:token": {"secure": "v1:c2VjcmV0LXZhbHVl"}}},
+    )
     for output_format in ("text", "json", "sarif"):
         run = preview(str(folder), "-f", output_format)
         assert "c2VjcmV0LXZhbHVl" not in run.stdout + run.stderr

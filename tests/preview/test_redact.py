@@ -31,6 +31,7 @@ from pushguard.gate.redact import (
 from pushguard.rules.endpoint import EndpointError, parse_endpoint
 from tests.helpers import UNKNOWN
 
+
 def envelope(value: object) -> dict[str, object]:
     return {SIG_KEY: SECRET_SIG, "value": value}
 
@@ -38,9 +39,14 @@ def envelope(value: object) -> dict[str, object]:
 @pytest.mark.parametrize(
     ("url", "expected"),
     [
-        ("https://user:pass@host.example.com:8443/p/x?token=abc#frag",
-         "https://[redacted]@host.example.com:8443/p/x?[redacted]#[redacted]"),
-        ("https://orders-3kq2x7ab9c-ew.a.run.app/push", "https://orders-3kq2x7ab9c-ew.a.run.app/push"),
+        (
+            "https://user:pass@host.example.com:8443/p/x?token=abc#frag",
+            "https://[redacted]@host.example.com:8443/p/x?[redacted]#[redacted]",
+        ),
+        (
+            "https://orders-3kq2x7ab9c-ew.a.run.app/push",
+            "https://orders-3kq2x7ab9c-ew.a.run.app/push",
+        ),
         ("https://hooks.example.com/p?token=abc", "https://hooks.example.com/p?[redacted]"),
         ("https://h.example/p#access_token=abc", "https://h.example/p#[redacted]"),
         ("HTTPS://USER:PW@HOST.EXAMPLE/P", "HTTPS://[redacted]@HOST.EXAMPLE/P"),
@@ -60,8 +66,14 @@ def envelope(value: object) -> dict[str, object]:
         ("https://bücher.example/p?x=1", "https://bücher.example/p?[redacted]"),
         ("https://host.example/p%3Ftoken=abc", "https://host.example/p%3F[redacted]"),
         ("https://medium.example/@user/post", "https://medium.example/@user/post"),
-        ("https://a.example/x,https://b.example/y?t=1", "https://a.example/x,https://b.example/y?[redacted]"),
-        ("https://a.example/x,https://u:p@b.example/?t=1", "https://[redacted]@b.example/?[redacted]"),
+        (
+            "https://a.example/x,https://b.example/y?t=1",
+            "https://a.example/x,https://b.example/y?[redacted]",
+        ),
+        (
+            "https://a.example/x,https://u:p@b.example/?t=1",
+            "https://[redacted]@b.example/?[redacted]",
+        ),
         ("s3://bucket/key?X-Amz-Signature=abc", "s3://bucket/key?[redacted]"),
         ("not a url", "not a url"),
     ],
@@ -71,48 +83,62 @@ def test_urls_keep_scheme_host_port_and_path_only(url: str, expected: str) -> No
 
 
 def test_urls_in_free_text_are_redacted_and_the_sentence_kept() -> None:
-    text = ("The endpoint 'https://u:p@h.example/x?token=abc' is not allowed "
-            "(see https://docs.example/a?b=c). The http: scheme is not https.")
+    text = (
+        "The endpoint 'https://u:p@h.example/x?token=abc' is not allowed "
+        "(see https://docs.example/a?b=c). The http: scheme is not https."
+    )
     assert redact_text(text) == (
         "The endpoint 'https://[redacted]@h.example/x?[redacted]' is not allowed "
-        "(see https://docs.example/a?[redacted]). The http: scheme is not https.")
+        "(see https://docs.example/a?[redacted]). The http: scheme is not https."
+    )
 
 
 def test_wire_values_show_secrets_unknowns_and_redacted_urls() -> None:
     wire = {
         "pushConfig": {
             "pushEndpoint": envelope("https://hooks.example.com/p?token=abc"),
-            "oidcToken": {"audience": "https://user:pw@hooks.example.com/p?token=abc",
-                          "serviceAccountEmail": UNKNOWN},
+            "oidcToken": {
+                "audience": "https://user:pw@hooks.example.com/p?token=abc",
+                "serviceAccountEmail": UNKNOWN,
+            },
         },
         "labels": {"note": f"built from {UNKNOWN}"},
         "ackDeadlineSeconds": 60,
-        "filter": ["attributes.x = \"https://u:p@h.example/?t=1\""],
+        "filter": ['attributes.x = "https://u:p@h.example/?t=1"'],
     }
     assert redact_value(wire) == {
         "pushConfig": {
             "pushEndpoint": "[secret]",
-            "oidcToken": {"audience": "https://[redacted]@[secret]/p?[redacted]",
-                          "serviceAccountEmail": "[unknown]"},
+            "oidcToken": {
+                "audience": "https://[redacted]@[secret]/p?[redacted]",
+                "serviceAccountEmail": "[unknown]",
+            },
         },
         "labels": {"note": "built from [unknown]"},
         "ackDeadlineSeconds": 60,
-        "filter": ["attributes.x = \"https://[redacted]@h.example/?[redacted]\""],
+        "filter": ['attributes.x = "https://[redacted]@h.example/?[redacted]"'],
     }
 
 
 def test_secret_values_are_hidden_wherever_else_they_appear() -> None:
     result = SimpleNamespace(
-        resources=[SimpleNamespace(inputs={"password": envelope("correct-horse")},
-                                   outputs={"key": envelope({"nested": ["battery-staple"]})})],
+        resources=[
+            SimpleNamespace(
+                inputs={"password": envelope("correct-horse")},
+                outputs={"key": envelope({"nested": ["battery-staple"]})},
+            )
+        ],
         outputs={"dsn": envelope("postgres://app:s3cr3t-db@db.internal/app")},
     )
     redactor = Redactor.for_result(result)
     assert redactor.text("login with correct-horse or Battery-Staple") == (
-        "login with [secret] or [secret]")
+        "login with [secret] or [secret]"
+    )
     assert "s3cr3t-db" not in redactor.text("password s3cr3t-db")
     assert redactor.value({"echo": "correct-horse", "secret": envelope("x")}) == {
-        "echo": "[secret]", "secret": "[secret]"}
+        "echo": "[secret]",
+        "secret": "[secret]",
+    }
     assert PLAIN.text("correct-horse") == "correct-horse"
 
 
@@ -121,7 +147,7 @@ def test_overlapping_secrets_leave_no_fragment() -> None:
     assert scrub("a [secret] b", ["secret"]) == "a [[secret]] b"
 
 
-# --- properties ------------------------------------------------------------------------------------
+# --- properties ---------------------------------------------------------------------------------
 
 SAFE = string.ascii_letters + string.digits + "-._~"
 """Characters of the planted secrets' neighbourhood that never form a delimiter."""
@@ -131,8 +157,18 @@ password = st.builds(lambda a, sep, b: a + sep + b, secret_part, separator, secr
 scheme = st.sampled_from(["https", "HTTPS", "Http", "wss", "ftp", "git+ssh", "s3"])
 host = st.one_of(
     st.from_regex(r"\A[a-z][a-z0-9-]{0,20}(\.[a-z0-9-]{1,20}){0,3}\Z"),
-    st.sampled_from(["[2001:db8::1]", "[::1]", "[fe80::1%25eth0]", "bücher.example",
-                     "ÄPFEL.example", "xn--bcher-kva.example", "192.0.2.1", "localhost"]),
+    st.sampled_from(
+        [
+            "[2001:db8::1]",
+            "[::1]",
+            "[fe80::1%25eth0]",
+            "bücher.example",
+            "ÄPFEL.example",
+            "xn--bcher-kva.example",
+            "192.0.2.1",
+            "localhost",
+        ]
+    ),
 )
 port = st.one_of(st.just(""), st.integers(0, 65535).map(lambda p: f":{p}"))
 path = st.one_of(st.just(""), st.from_regex(r"\A(/[A-Za-z0-9._~@!$&'()*+,;=-]{0,12}){1,4}\Z"))
@@ -159,8 +195,16 @@ def url_with_secrets(draw: st.DrawFn) -> tuple[str, list[str]]:
     if draw(st.booleans()) or not planted:
         token = draw(secret_part)
         planted.append(token)
-        query = draw(st.sampled_from([f"?token={token}", f"?a=1&sig={token}#x", f"#{token}",
-                                      f"?next=https://u:{token}@x.example/"]))
+        query = draw(
+            st.sampled_from(
+                [
+                    f"?token={token}",
+                    f"?a=1&sig={token}#x",
+                    f"#{token}",
+                    f"?next=https://u:{token}@x.example/",
+                ]
+            )
+        )
     sep = draw(slashes) if special else "//"
     return f"{chosen_scheme}:{sep}{userinfo}{draw(host)}{draw(port)}{draw(path)}{query}", planted
 
@@ -187,15 +231,17 @@ def test_a_planted_password_or_token_never_survives(case: tuple[str, list[str]])
 
 
 ANY = (string.ascii_letters + string.digits).replace("Z", "").replace("Q", "") + (
-    "-._~!$&'()*+,;=:@/?#[]%\\<>\"`{}|^ü")
+    "-._~!$&'()*+,;=:@/?#[]%\\<>\"`{}|^ü"
+)
 """URL characters and the ones parsers disagree on; never Z or Q, which mark the planted secret."""
 
 
 @settings(max_examples=2000, suppress_health_check=[HealthCheck.too_slow])
 @given(
     before=st.text(alphabet=ANY, max_size=8),
-    scheme=st.sampled_from(["https://", "HTTP://", "https:", "https:/", "https:\\\\", "wss:///",
-                            "git+ssh://"]),
+    scheme=st.sampled_from(
+        ["https://", "HTTP://", "https:", "https:/", "https:\\\\", "wss:///", "git+ssh://"]
+    ),
     user=st.text(alphabet=ANY, max_size=6),
     planted=st.text(alphabet=ANY, min_size=1, max_size=8).map(lambda s: f"Zq{s}Qz"),
     host=st.text(alphabet=ANY, max_size=8),
@@ -203,8 +249,16 @@ ANY = (string.ascii_letters + string.digits).replace("Z", "").replace("Q", "") +
     where=st.sampled_from(["password", "query", "fragment"]),
     glue=st.sampled_from(["", " ", "\n"]),
 )
-@example(before="", scheme="https://", user="0/", planted="Zq:///Qz", host="", rest="",
-         where="password", glue="")
+@example(
+    before="",
+    scheme="https://",
+    user="0/",
+    planted="Zq:///Qz",
+    host="",
+    rest="",
+    where="password",
+    glue="",
+)
 def test_whatever_surrounds_it_a_planted_secret_never_survives(
     before: str, scheme: str, user: str, planted: str, host: str, rest: str, where: str, glue: str
 ) -> None:
@@ -218,10 +272,17 @@ def test_whatever_surrounds_it_a_planted_secret_never_survives(
 
 
 @settings(max_examples=1500, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.one_of(url_with_secrets(), st.text(max_size=20).map(lambda t: (t, []))),
-                min_size=1, max_size=6),
-       st.sampled_from([" ", "\n", " (", "'", "\"", ", ", "; <", ">"]))
-def test_urls_in_text_never_leak_their_secrets(parts: list[tuple[str, list[str]]], glue: str) -> None:
+@given(
+    st.lists(
+        st.one_of(url_with_secrets(), st.text(max_size=20).map(lambda t: (t, []))),
+        min_size=1,
+        max_size=6,
+    ),
+    st.sampled_from([" ", "\n", " (", "'", '"', ", ", "; <", ">"]),
+)
+def test_urls_in_text_never_leak_their_secrets(
+    parts: list[tuple[str, list[str]]], glue: str
+) -> None:
     text = glue.join(f"{glue}{chunk}{glue}" for chunk, _ in parts)
     planted = [s for _, secrets in parts for s in secrets]
     # Text around a URL may not complete a planted secret that the URL only started.
@@ -233,12 +294,18 @@ def test_urls_in_text_never_leak_their_secrets(parts: list[tuple[str, list[str]]
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
-@given(url_with_secrets(), st.integers(1, 4000), st.sampled_from(["a", "/", "@", "?", "https://", "%3F"]))
+@given(
+    url_with_secrets(),
+    st.integers(1, 4000),
+    st.sampled_from(["a", "/", "@", "?", "https://", "%3F"]),
+)
 def test_very_long_strings_are_redacted_and_fast(
     case: tuple[str, list[str]], repeat: int, filler: str
 ) -> None:
     url, planted = case
-    long_url = url.replace("?", "/" + filler * repeat + "?", 1) if "?" in url else url + filler * repeat
+    long_url = (
+        url.replace("?", "/" + filler * repeat + "?", 1) if "?" in url else url + filler * repeat
+    )
     if any(secret in filler * repeat for secret in planted):
         return
     assert_hidden(redact_url(long_url), planted)
@@ -248,8 +315,13 @@ def test_very_long_strings_are_redacted_and_fast(
 def test_adversarial_lengths_stay_linear() -> None:
     import time
 
-    for text in ("https://a/" * 20000, "https://" * 50000, "https://a/" + ")" * 100000,
-                 "https://" + "@?" * 100000, "a" * 1_000_000):
+    for text in (
+        "https://a/" * 20000,
+        "https://" * 50000,
+        "https://a/" + ")" * 100000,
+        "https://" + "@?" * 100000,
+        "a" * 1_000_000,
+    ):
         started = time.perf_counter()
         redact_text(text)
         redact_url(text)
@@ -257,8 +329,13 @@ def test_adversarial_lengths_stay_linear() -> None:
 
 
 @settings(max_examples=2000)
-@given(scheme=st.sampled_from(["https", "http", "HTTPS"]), host=host, port=port, path=path,
-       query=st.one_of(st.just(""), st.text(alphabet=SAFE + "=&", max_size=20).map(lambda q: f"?{q}")))
+@given(
+    scheme=st.sampled_from(["https", "http", "HTTPS"]),
+    host=host,
+    port=port,
+    path=path,
+    query=st.one_of(st.just(""), st.text(alphabet=SAFE + "=&", max_size=20).map(lambda q: f"?{q}")),
+)
 def test_what_the_rules_read_as_scheme_host_port_and_path_is_kept(
     scheme: str, host: str, port: str, path: str, query: str
 ) -> None:
@@ -293,4 +370,7 @@ def test_values_of_every_json_type_survive_the_round_trip() -> None:
     wire = {"a": [1, 2.5, True, None, {"b": "c"}], "d": envelope(3), "e": UNKNOWN}
     shown = redact_value(wire)
     assert json.loads(json.dumps(shown)) == {
-        "a": [1, 2.5, True, None, {"b": "c"}], "d": "[secret]", "e": "[unknown]"}
+        "a": [1, 2.5, True, None, {"b": "c"}],
+        "d": "[secret]",
+        "e": "[unknown]",
+    }

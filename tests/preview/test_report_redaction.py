@@ -60,17 +60,28 @@ PolicyPack(
 )
 """
 
+
 @pytest.mark.parametrize("output_format", ["json", "text", "sarif"])
 def test_no_report_format_shows_a_planted_secret(
     preview, make_project, tmp_path: Path, output_format: str
 ) -> None:
-    folder = make_project(PROGRAM, {"dev": {
-        "gcp:project": "acme-orders", "team:endpoint": ENDPOINT,
-        "team:key": {"secure": CIPHERTEXT}}})
+    folder = make_project(
+        PROGRAM,
+        {
+            "dev": {
+                "gcp:project": "acme-orders",
+                "team:endpoint": ENDPOINT,
+                "team:key": {"secure": CIPHERTEXT},
+            }
+        },
+    )
     shown = ""
     for pack in (None, leaky_pack(tmp_path)):
-        options = ["--policy-pack", str(pack)] if pack else [
-            "--policy-config", str(ROOT / "policy-config.json")]
+        options = (
+            ["--policy-pack", str(pack)]
+            if pack
+            else ["--policy-config", str(ROOT / "policy-config.json")]
+        )
         run = preview(str(folder), "--format", output_format, *options)
         assert run.exit_code == 1, run.stdout + run.stderr
         shown += run.stdout + run.stderr

@@ -45,15 +45,27 @@ def strings(value: Any) -> list[str]:
 
 
 def test_secure_values_are_the_unknown_sentinel_and_secret_keys(tmp_path: Path) -> None:
-    (tmp_path / "Pulumi.yaml").write_text(json.dumps({
-        "name": "team", "runtime": "python",
-        "config": {"apiKey": {"value": secure("v1:ZGVmYXVsdC1jaXBoZXI=")}}}))
+    (tmp_path / "Pulumi.yaml").write_text(
+        json.dumps(
+            {
+                "name": "team",
+                "runtime": "python",
+                "config": {"apiKey": {"value": secure("v1:ZGVmYXVsdC1jaXBoZXI=")}},
+            }
+        )
+    )
     (tmp_path / "__main__.py").write_text("")
-    (tmp_path / "Pulumi.dev.yaml").write_text(json.dumps({"config": {
-        "team:endpoint": secure(),
-        "team:hooks": [{"url": "https://x.example", "key": secure()}],
-        "team:plain": "https://orders.example.com/push",
-    }}))
+    (tmp_path / "Pulumi.dev.yaml").write_text(
+        json.dumps(
+            {
+                "config": {
+                    "team:endpoint": secure(),
+                    "team:hooks": [{"url": "https://x.example", "key": secure()}],
+                    "team:plain": "https://orders.example.com/push",
+                }
+            }
+        )
+    )
     config, secret_keys = load_stack_config(load_project(tmp_path), "dev")
     assert config["team:endpoint"] == UNKNOWN == UNKNOWN_SENTINEL
     assert config["team:apiKey"] == UNKNOWN, "a project-level secure default too"
@@ -70,11 +82,13 @@ def test_secure_values_are_the_unknown_sentinel_and_secret_keys(tmp_path: Path) 
 
 def component(endpoint: Any, **extra: Any):
     return lambda: PushSubscription(
-        "orders", {"topic": "orders", "push_endpoint": endpoint, "target": TARGET, **extra})
+        "orders", {"topic": "orders", "push_endpoint": endpoint, "target": TARGET, **extra}
+    )
 
 
 def with_secure_endpoint(read: str):
     """A program that reads the secure `team:endpoint` the way `read` says."""
+
     def program() -> None:
         config = pulumi.Config("team")
         endpoint = {
@@ -85,6 +99,7 @@ def with_secure_endpoint(read: str):
             "applied": lambda: config.require_secret("endpoint").apply(lambda e: f"{e}/push"),
         }[read]()
         component(endpoint)()
+
     return program
 
 
@@ -92,9 +107,12 @@ def with_secure_endpoint(read: str):
 def test_a_secure_endpoint_is_deferred_and_reaches_the_subscription_as_a_secret_unknown(
     read: str,
 ) -> None:
-    run = run_program(with_secure_endpoint(read), mocks(),
-                      config={"gcp:project": PROJECT, "team:endpoint": UNKNOWN},
-                      secret_keys=["team:endpoint"])
+    run = run_program(
+        with_secure_endpoint(read),
+        mocks(),
+        config={"gcp:project": PROJECT, "team:endpoint": UNKNOWN},
+        secret_keys=["team:endpoint"],
+    )
     push = run.one(SUB).inputs["pushConfig"]
     assert push["pushEndpoint"] == SECRET_UNKNOWN
     assert push["oidcToken"]["audience"] == SECRET_UNKNOWN, "the audience defaults to the endpoint"
@@ -104,11 +122,17 @@ def test_a_secure_endpoint_is_deferred_and_reaches_the_subscription_as_a_secret_
 def test_other_inputs_from_secure_config_are_deferred_too() -> None:
     def program() -> None:
         config = pulumi.Config("team")
-        component("https://orders.example.com/push", audience=config.require("audience"),
-                  labels={"team": "orders", "cost": config.require("cost")})()
+        component(
+            "https://orders.example.com/push",
+            audience=config.require("audience"),
+            labels={"team": "orders", "cost": config.require("cost")},
+        )()
 
-    run = run_program(program, mocks(), config={
-        "gcp:project": PROJECT, "team:audience": UNKNOWN, "team:cost": UNKNOWN})
+    run = run_program(
+        program,
+        mocks(),
+        config={"gcp:project": PROJECT, "team:audience": UNKNOWN, "team:cost": UNKNOWN},
+    )
     inputs = run.one(SUB).inputs
     assert inputs["pushConfig"]["oidcToken"]["audience"] == SECRET_UNKNOWN
     assert inputs["labels"] == SECRET_UNKNOWN
@@ -116,27 +140,38 @@ def test_other_inputs_from_secure_config_are_deferred_too() -> None:
 
 def test_a_secure_value_where_a_plain_one_is_needed_says_why() -> None:
     graph, error = run_program_capturing(
-        component("https://orders.example.com/push", deployers=[UNKNOWN]), mocks(),
-        config={"gcp:project": PROJECT})
+        component("https://orders.example.com/push", deployers=[UNKNOWN]),
+        mocks(),
+        config={"gcp:project": PROJECT},
+    )
     assert isinstance(error, PushSubscriptionInputError)
     assert "secure: stack config value" in dict(error.problems)["deployers"]
     assert graph.records == []
 
 
 def test_split_and_merge_treat_the_sentinel_as_deferred() -> None:
-    substituted, deferred, problems = split_inputs({
-        "topic": "orders", "push_endpoint": f"https://{UNKNOWN}/push",
-        "target": {"kind": "cloud-run", "name": UNKNOWN, "location": "europe-west1"}})
+    substituted, deferred, problems = split_inputs(
+        {
+            "topic": "orders",
+            "push_endpoint": f"https://{UNKNOWN}/push",
+            "target": {"kind": "cloud-run", "name": UNKNOWN, "location": "europe-west1"},
+        }
+    )
     assert problems == []
     assert substituted["push_endpoint"] is DEFERRED
-    assert substituted["target"] == {"kind": "cloud-run", "name": DEFERRED,
-                                     "location": "europe-west1"}
+    assert substituted["target"] == {
+        "kind": "cloud-run",
+        "name": DEFERRED,
+        "location": "europe-west1",
+    }
     assert set(deferred) == {("push_endpoint",), ("target", "name")}
-    merged = merge_resolved(substituted, {("push_endpoint",): UNKNOWN, ("target", "name"): "orders"})
+    merged = merge_resolved(
+        substituted, {("push_endpoint",): UNKNOWN, ("target", "name"): "orders"}
+    )
     assert merged["push_endpoint"] is DEFERRED and merged["target"]["name"] == "orders"
 
 
-# --- end to end through the CLI --------------------------------------------------------------------
+# --- end to end through the CLI -----------------------------------------------------------------
 
 PROGRAM = """\
 import pulumi
@@ -160,8 +195,10 @@ pulumi.export("endpoint", config.get_secret("endpoint"))
 
 @pytest.mark.parametrize("read", ["require_secret", "require"])
 def test_a_program_with_a_secure_endpoint_previews(preview, make_project, read: str) -> None:
-    folder = make_project(PROGRAM.format(read=read), {"dev": {
-        "gcp:project": "acme-orders", "team:endpoint": secure()}})
+    folder = make_project(
+        PROGRAM.format(read=read),
+        {"dev": {"gcp:project": "acme-orders", "team:endpoint": secure()}},
+    )
     run = preview(str(folder), "--format", "json")
     assert run.exit_code in (0, 1), run.stdout + run.stderr
     report = run.json()
@@ -176,11 +213,17 @@ def test_a_program_with_a_secure_endpoint_previews(preview, make_project, read: 
     for output_format in ("json", "text", "sarif"):
         out = preview(str(folder), "--format", output_format)
         assert out.exit_code in (0, 1)
-        assert "ENpYWhlcnRleHQ" not in out.stdout + out.stderr, f"ciphertext in the {output_format} report"
+        assert "ENpYWhlcnRleHQ" not in out.stdout + out.stderr, (
+            f"ciphertext in the {output_format} report"
+        )
 
 
 def test_labels_that_hold_an_output_are_deferred_not_a_crash() -> None:
-    run = run_program(component("https://orders.example.com/push",
-                                labels={"team": pulumi.Output.from_input("orders")}),
-                      mocks(), config={"gcp:project": PROJECT})
+    run = run_program(
+        component(
+            "https://orders.example.com/push", labels={"team": pulumi.Output.from_input("orders")}
+        ),
+        mocks(),
+        config={"gcp:project": PROJECT},
+    )
     assert run.one(SUB).inputs["labels"] == {"team": "orders"}

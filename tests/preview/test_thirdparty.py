@@ -17,7 +17,10 @@ HEADER_LINES = 4
 SOURCES = {
     "pubsub_subscription_push": ("pubsub/subscription.py", "Pubsub Subscription Push"),
     "pubsub_subscription_pull": ("pubsub/subscription.py", "Pubsub Subscription Pull"),
-    "pubsub_subscription_dead_letter": ("pubsub/subscription.py", "Pubsub Subscription Dead Letter"),
+    "pubsub_subscription_dead_letter": (
+        "pubsub/subscription.py",
+        "Pubsub Subscription Dead Letter",
+    ),
     "pubsub_subscription_push_bq": ("pubsub/subscription.py", "Pubsub Subscription Push Bq"),
     "cloud_run_service_pubsub": ("cloudrun/service.py", "Cloud Run Service Pubsub"),
 }
@@ -26,7 +29,7 @@ SOURCES = {
 def docstring_example(relative: str, title: str) -> str:
     """The example's code as the docstring renders it (the docstring is a non-raw string)."""
     source = (Path(pulumi_gcp.__file__).parent / relative).read_text()
-    section = source[source.index(f"### {title}\n"):]
+    section = source[source.index(f"### {title}\n") :]
     block = textwrap.dedent(section.split("```python\n", 1)[1].split("```", 1)[0])
     return block.encode().decode("unicode_escape")
 
@@ -52,9 +55,14 @@ def findings(report: dict) -> set[tuple[str, str, str]]:
         ("pubsub_subscription_push_bq", 0, set()),
         # The example's token-creator grant goes to the push-auth account itself, in an
         # authoritative project binding: flagged even without project numbers (issue 13).
-        ("cloud_run_service_pubsub_patched", 0,
-         {("push-audience-explicit", "advisory", "subscription"),
-          ("push-agent-token-creator", "advisory", "subscription")}),
+        (
+            "cloud_run_service_pubsub_patched",
+            0,
+            {
+                ("push-audience-explicit", "advisory", "subscription"),
+                ("push-agent-token-creator", "advisory", "subscription"),
+            },
+        ),
     ],
 )
 def test_examples_preview_with_the_right_findings(
@@ -92,8 +100,13 @@ def test_cloud_run_example_grants_token_creator_to_the_wrong_principal(
     config = tmp_path / "config.json"
     numbers = {"projectNumbers": {"example-project": "111111111111"}}
     config.write_text(json.dumps({"push-agent-token-creator": numbers}))
-    report = preview(str(EXAMPLES / "cloud_run_service_pubsub_patched"),
-                     "--policy-config", str(config), "-f", "json").json()
+    report = preview(
+        str(EXAMPLES / "cloud_run_service_pubsub_patched"),
+        "--policy-config",
+        str(config),
+        "-f",
+        "json",
+    ).json()
     assert ("push-agent-token-creator", "advisory", "subscription") in findings(report)
 
 

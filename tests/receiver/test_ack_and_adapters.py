@@ -145,7 +145,7 @@ def test_fastapi_acknowledges_a_verified_push(
         (None, wrapped_body(data=b"x" * 15_000_000), 413),
     ],
 )
-def test_fastapi_rejections_carry_the_status(  # noqa: PLR0917 - fixtures and parameters
+def test_fastapi_rejections_carry_the_status(
     google: FakeGoogle,
     fastapi_client: TestClient,
     received: list[PushMessage],

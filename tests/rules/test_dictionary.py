@@ -51,4 +51,3 @@ def test_an_account_email_names_its_project(account: str, project: str) -> None:
 def test_the_service_agent_email_names_its_project_number(number: str) -> None:
     owner = service_account_project(pubsub_service_agent_email(number))
     assert owner is not None and owner.project_number == number
-

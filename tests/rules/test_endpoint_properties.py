@@ -115,7 +115,9 @@ def test_every_deterministic_url_is_a_default_url(service, number, region, tail,
     assert cloud_run_default_url_form(parse_endpoint(url)) == "deterministic"
 
 
-@given(labels, hashes, codes, st.sampled_from(["evil.example", "run.app.evil.example", "a.run.app.x"]))
+@given(
+    labels, hashes, codes, st.sampled_from(["evil.example", "run.app.evil.example", "a.run.app.x"])
+)
 def test_suffixing_a_default_url_makes_it_custom(service, hash_, code, suffix) -> None:
     url = f"https://{service}-{hash_}-{code}.a.run.app.{suffix}/"
     assert cloud_run_default_url_form(parse_endpoint(url)) is None

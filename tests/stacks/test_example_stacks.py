@@ -26,12 +26,16 @@ def run_stack(stack: str, *, preview: bool = True) -> ProgramRun:
 def test_dev_stack_declares_one_component_per_configured_subscription() -> None:
     graph = run_stack("dev", preview=False)
     assert sorted(r.name for r in graph.by_type(TYPE_TOKEN)) == [
-        "invoices", "orders-created", "partner-webhook"]
+        "invoices",
+        "orders-created",
+        "partner-webhook",
+    ]
     subs = {r.name: r.inputs for r in graph.by_type(SUB)}
     assert subs["orders-created"]["deadLetterPolicy"]["maxDeliveryAttempts"] == 10
     assert subs["partner-webhook"]["pushConfig"]["noWrapper"] == {"writeMetadata": True}
     assert subs["invoices"]["pushConfig"]["oidcToken"]["audience"] == (
-        "https://invoices-210987654321.europe-west1.run.app/")
+        "https://invoices-210987654321.europe-west1.run.app/"
+    )
     members = graph.by_type("gcp:serviceaccount/iAMMember:IAMMember")
     assert sum(r.inputs["member"] == "group:orders-platform@example.com" for r in members) == 3
 
