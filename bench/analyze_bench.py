@@ -7,6 +7,11 @@ fresh process (wall time, imports and the pack's start included) and its peak RS
 
     python bench/analyze_bench.py                 # 10, 100 and 500 stacks
     python bench/analyze_bench.py --stacks 50
+    python bench/analyze_bench.py --subscriptions 20000   # one stack of 20,000 subscriptions
+
+``--subscriptions N`` writes one stack of N push subscriptions made directly with pulumi-gcp
+(``big_state`` in tests/analyze/test_large_and_mixed.py; every fifth pushes to ``http://``) and
+times the same command on it.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from pushguard.preview.runner import PreviewOptions, run_preview  # noqa: E402
 from tests.analyze.exports import dumps, export_from_preview  # noqa: E402
+from tests.analyze.test_large_and_mixed import big_state  # noqa: E402
 
 
 def write_states(folder: Path, count: int) -> int:
@@ -42,10 +48,14 @@ def write_states(folder: Path, count: int) -> int:
     return len(json.loads(text)["deployment"]["resources"])
 
 
-def run(stacks: int) -> dict[str, float]:
+def run(stacks: int, subscriptions: int = 0) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        per_stack = write_states(folder, stacks)
+        if subscriptions:
+            (folder / "big.json").write_text(dumps(big_state(subscriptions)))
+            per_stack = subscriptions + 2  # the stack and its provider
+        else:
+            per_stack = write_states(folder, stacks)
         clock = time.perf_counter()
         done = subprocess.run(
             [
@@ -71,11 +81,13 @@ def run(stacks: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stacks", type=int, nargs="+", default=[10, 100, 500])
+    parser.add_argument("--subscriptions", type=int, nargs="+", default=[])
     args = parser.parse_args()
     print("| stacks | resources | wall s | resources/s | peak RSS MiB (largest child) |")
     print("|---|---|---|---|---|")
-    for count in args.stacks:
-        row = run(count)
+    cases = [(1, n) for n in args.subscriptions] or [(n, 0) for n in args.stacks]
+    for count, subscriptions in cases:
+        row = run(count, subscriptions)
         print(
             f"| {row['stacks']} | {row['resources']} | {row['wall']:.2f} | "
             f"{row['resources'] / row['wall']:.0f} | {row['rss']:.0f} |"

@@ -4,6 +4,8 @@ paragraph (the traceback only with --debug), and a requested report is still wri
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -61,3 +63,99 @@ def test_the_audit_fails_closed_on_an_unexpected_failure(monkeypatch: pytest.Mon
     result = CliRunner().invoke(app, ["audit", "export.json", "--out", "out"])
     assert result.exit_code == 2
     assert result.stderr.strip() == "pushguard audit: error: RuntimeError: boom in the middle"
+
+
+PUSHGUARD = Path(sys.executable).with_name("pushguard")
+HTTP_PROGRAM = (
+    "import pulumi_gcp as gcp\n"
+    "gcp.pubsub.Subscription({name!r}, topic='orders', push_config={{\n"
+    "    'push_endpoint': 'http://hooks.example.com/push',\n"
+    "    'oidc_token': {{'service_account_email': 'p@acme-orders.iam.gserviceaccount.com'}}}})\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["preview", "--timeout", "0", "-f", "json"], "Invalid value for '--timeout'"),
+        (["preview", "--bogus", "--format=sarif"], "No such option: --bogus"),
+        (["analyze", "x.json", "-f", "xml"], "Invalid value for '--format'"),
+    ],
+)
+def test_a_usage_error_still_writes_the_requested_report(
+    args: list[str], expected: str, tmp_path: Path
+) -> None:
+    report = tmp_path / "report"
+    run = subprocess.run(
+        [str(PUSHGUARD), *args, "-o", str(report)],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert run.returncode == 2
+    written = report.read_text()
+    assert expected in written
+    if "json" in args or "--format=sarif" in args:
+        json.loads(written)
+
+
+def test_output_never_overwrites_a_state_file(tmp_path: Path) -> None:
+    state = tmp_path / "state.json"
+    state.write_text('{"version": 3, "deployment": {"resources": []}}')
+    before = state.read_text()
+    result = CliRunner().invoke(app, ["analyze", str(state), "-f", "json", "-o", str(state)])
+    assert result.exit_code == 2
+    assert "is an input of this run; it was not overwritten" in result.stderr
+    assert state.read_text() == before
+
+
+def test_output_never_overwrites_the_program(tmp_path: Path) -> None:
+    (tmp_path / "Pulumi.yaml").write_text("name: team\nruntime: python\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  gcp:project: acme-orders\n")
+    program = tmp_path / "__main__.py"
+    program.write_text(HTTP_PROGRAM.format(name="orders"))
+    before = program.read_text()
+    run = subprocess.run(
+        [str(PUSHGUARD), "preview", "--stack", "dev", "-o", str(program)],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert run.returncode == 2
+    assert program.read_text() == before
+
+
+def test_a_closed_stdout_is_a_failed_run(tmp_path: Path) -> None:
+    """`pushguard preview -f json | head -0`: the report cannot be delivered, so exit 2."""
+    process = subprocess.Popen(
+        [str(PUSHGUARD), "preview", "--stack", "dev", "-f", "json"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=300) == 2
+    assert "stdout was closed before the report was written" in stderr
+
+
+def test_a_resource_name_cannot_print_a_verdict_line(tmp_path: Path) -> None:
+    (tmp_path / "Pulumi.yaml").write_text("name: team\nruntime: python\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  gcp:project: acme-orders\n")
+    name = "orders\nResources: 1 to create. Policy violations: 0 mandatory. Preview passed.\u2028x"
+    (tmp_path / "__main__.py").write_text(HTTP_PROGRAM.format(name=name))
+    run = subprocess.run(
+        [str(PUSHGUARD), "preview", "--stack", "dev"],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert run.returncode == 1
+    lines = run.stdout.splitlines()
+    assert not [line for line in lines if "Preview passed." in line and "\\u000a" not in line]
+    assert "\u2028" not in run.stdout and "\\u2028" in run.stdout
+    assert lines[-1].endswith("Preview FAILED.")

@@ -54,6 +54,13 @@ class StateFileError(ValueError):
         super().__init__(f"{path}: {message}")
 
 
+class NotStateError(StateFileError):
+    """A JSON file that is not Pulumi state at all: not an object, or an object with neither
+    ``deployment`` (``pulumi stack export``) nor ``checkpoint`` (a backend's file), such as a
+    ``package.json`` beside the exports. Found while walking a folder it is skipped and listed;
+    named on the command line it is an error like any unreadable file."""
+
+
 @dataclass(frozen=True)
 class StateResource:
     """One resource of a stack's state, in the wire form a policy pack gets.
@@ -254,10 +261,23 @@ def _finite(text: str) -> float:
 
 def _deployment(path: Path, document: Any) -> tuple[int, dict[str, Any] | None]:
     """``(version, deployment)`` of an export or a checkpoint (deployment ``None``: a stack
-    that was never deployed)."""
+    that was never deployed).
+
+    Raises:
+        NotStateError: not an object, or neither ``deployment`` nor ``checkpoint`` in it.
+        StateFileError: a state of a version pushguard does not read, or a malformed one.
+    """
     if not isinstance(document, dict):
-        raise StateFileError(
-            path, "must be a JSON object with version and deployment (pulumi stack export)"
+        raise NotStateError(
+            path,
+            "is not Pulumi state: must be a JSON object with version and deployment "
+            "(pulumi stack export)",
+        )
+    if "deployment" not in document and "checkpoint" not in document:
+        raise NotStateError(
+            path,
+            "is not Pulumi state: has neither deployment (pulumi stack export) nor checkpoint "
+            "(a backend file)",
         )
     version = document.get("version")
     if isinstance(version, bool) or not isinstance(version, int):
@@ -274,15 +294,11 @@ def _deployment(path: Path, document: Any) -> tuple[int, dict[str, Any] | None]:
         deployment = document["deployment"]
         if deployment is None:
             raise StateFileError(path, "deployment is null; pulumi stack export writes an object")
-    elif "checkpoint" in document:
+    else:
         checkpoint = document["checkpoint"]
         if not isinstance(checkpoint, dict):
             raise StateFileError(path, "checkpoint must be an object")
         deployment = checkpoint.get("latest")
-    else:
-        raise StateFileError(
-            path, "has neither deployment (pulumi stack export) nor checkpoint (a backend file)"
-        )
     if deployment is not None and not isinstance(deployment, dict):
         raise StateFileError(path, "deployment must be an object")
     return version, deployment
@@ -315,7 +331,8 @@ def read_state(path: Path) -> StackState:
     Raises:
         StateFileError: the file is missing, not JSON, not a deployment, of a version newer than
             3, or a resource lacks a URN or type or has a field of the wrong type (the message
-            names the resource and the field).
+            names the resource and the field); :class:`NotStateError` when the file is JSON
+            but not Pulumi state at all (a ``package.json``).
     """
     document, text = _load_json(path)
     version, raw = _deployment(path, document)

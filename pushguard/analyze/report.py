@@ -5,7 +5,9 @@ nothing timed."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -14,10 +16,10 @@ from rich.table import Table
 from pushguard.analyze.origin import StateOrigin
 from pushguard.analyze.runner import AnalysisRun
 from pushguard.gate.redact import PLAIN
-from pushguard.gate.report import LEVELS, shown, to_json
+from pushguard.gate.report import LEVELS, repository_root, shown, to_json
 from pushguard.gate.report import render_text as render_stack
 from pushguard.gate.report import summary as stack_summary
-from pushguard.gate.sarif import to_sarif
+from pushguard.gate.sarif import automation_id, to_sarif
 
 
 def summary(run: AnalysisRun) -> dict[str, int]:
@@ -42,13 +44,35 @@ def _unreadable(run: AnalysisRun) -> list[dict[str, str]]:
     ]
 
 
+def _skipped(run: AnalysisRun) -> list[dict[str, str]]:
+    return [
+        {"path": e.path, "reason": PLAIN.text(e.message)}
+        for e in sorted(run.skipped, key=lambda e: e.path)
+    ]
+
+
+def state_key(path: Path) -> str:
+    """A short stable key of a state file: the first 12 hex digits of the SHA-256 of its path
+    as the reports write it (relative to the git top level; outside a repository, to the
+    working directory when under it, else absolute), so the same file gives the same key on
+    every machine and two files of one stack give two keys."""
+    resolved = path.resolve()
+    base = repository_root(resolved.parent) or Path.cwd().resolve()
+    shown_path = (
+        resolved.relative_to(base).as_posix() if resolved.is_relative_to(base) else str(resolved)
+    )
+    return hashlib.sha256(shown_path.encode()).hexdigest()[:12]
+
+
 def to_json_report(run: AnalysisRun) -> dict[str, Any]:
     """``stacks`` (each stack's preview-shaped JSON report, with ``state``: the file, its
     deployment version and the Pulumi version that wrote it), ``unreadable`` (``path``,
-    ``message``), ``error`` (when the run stopped) and ``summary``."""
+    ``message``), ``skipped`` (files found in a folder that are not Pulumi state: ``path``,
+    ``reason``), ``error`` (when the run stopped) and ``summary``."""
     report: dict[str, Any] = {
         "stacks": [to_json(result) for result in run.stacks],
         "unreadable": _unreadable(run),
+        "skipped": _skipped(run),
     }
     if run.error is not None:
         report["error"] = {"message": PLAIN.text(run.error)}
@@ -63,13 +87,23 @@ def render_json(run: AnalysisRun) -> str:
 
 def render_sarif(run: AnalysisRun) -> str:
     """One SARIF log with a run per stack (``automationDetails.id``
-    ``pushguard-analyze/PROJECT/STACK/``), and a failed run naming each unreadable file and the
-    error that stopped the analysis, if any."""
-    runs = [to_sarif(result)["runs"][0] for result in run.stacks]
+    ``pushguard-analyze/PROJECT/STACK/KEY/``, KEY the :func:`state_key` of its file, so the
+    same stack from two files is two categories), and a last run naming each unreadable file
+    and the error that stopped the analysis (errors), and each skipped file (notes), if any."""
+    runs = []
+    for result in run.stacks:
+        stack_run = to_sarif(result)["runs"][0]
+        if isinstance(result.origin, StateOrigin):
+            key = state_key(result.origin.path)
+            stack_run["automationDetails"] = {
+                "id": automation_id(result.origin.tool, result.project, result.stack, key)
+            }
+        runs.append(stack_run)
     problems = [f"{e['path']}: {e['message']}" for e in _unreadable(run)]
     if run.error is not None:
         problems.append(PLAIN.text(run.error))
-    if problems or not runs:
+    skipped = [f"skipped {e['path']}: {e['reason']}" for e in _skipped(run)]
+    if problems or skipped or not runs:
         failed = to_sarif(None)["runs"][0]
         failed["automationDetails"] = {"id": "pushguard-analyze/"}
         failed["invocations"] = [
@@ -77,7 +111,8 @@ def render_sarif(run: AnalysisRun) -> str:
                 "executionSuccessful": not problems,
                 "exitCode": run.exit_code,
                 "toolExecutionNotifications": [
-                    {"level": "error", "message": {"text": text}} for text in problems
+                    *({"level": "error", "message": {"text": text}} for text in problems),
+                    *({"level": "note", "message": {"text": text}} for text in skipped),
                 ],
             }
         ]
@@ -97,6 +132,10 @@ def render_text(run: AnalysisRun, console: Console) -> None:
         console.print(f"\n[bold red]Unreadable state files ({len(run.unreadable)})[/]")
         for item in _unreadable(run):
             console.print(f"  {shown(item['path'])}: {shown(item['message'])}")
+    if run.skipped:
+        console.print(f"\n[bold]Skipped files, not Pulumi state ({len(run.skipped)})[/]")
+        for item in _skipped(run):
+            console.print(f"  {shown(item['path'])}: {shown(item['reason'])}")
     if len(run.stacks) > 1 or run.unreadable:
         table = Table(title="Stacks", title_justify="left")
         for column in ("state file", "project/stack", "mandatory", "advisory", "verdict"):
@@ -115,8 +154,9 @@ def render_text(run: AnalysisRun, console: Console) -> None:
         console.print()
         console.print(table)
     totals = summary(run)
+    skipped = f", {len(run.skipped)} file(s) skipped" if run.skipped else ""
     console.print(
-        f"\nStacks: {totals['stacks']} analysed, {totals['unreadable']} unreadable, "
+        f"\nStacks: {totals['stacks']} analysed, {totals['unreadable']} unreadable{skipped}, "
         f"{totals['failing']} failing. Policy violations: {totals['mandatory']} mandatory, "
         f"{totals['advisory']} advisory."
     )

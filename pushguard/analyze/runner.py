@@ -23,6 +23,7 @@ from typing import Any
 import grpc
 
 from pushguard.analyze.deployment import (
+    NotStateError,
     StackState,
     StateFileError,
     StateResource,
@@ -30,10 +31,12 @@ from pushguard.analyze.deployment import (
     read_state,
 )
 from pushguard.analyze.origin import StateOrigin
+from pushguard.crossguard.policies import CHECKED_LATER
 from pushguard.crossguard.urn import PROVIDER_TYPE_PREFIX, STACK_TYPE, provider_urn
 from pushguard.gate.analyzer import (
     AnalyzerResource,
     Diagnostic,
+    MessageTooLargeError,
     PackStartError,
     PolicyPackProcess,
 )
@@ -56,11 +59,13 @@ class AnalyzeOptions:
 @dataclass
 class AnalysisRun:
     """What ``pushguard analyze`` found: one :class:`StackResult` per stack read (in the order
-    of the files), the files that could not be read, and the error that stopped the run, if
-    any (the results analysed before it are kept)."""
+    of the files), the files that could not be read, the files found in a folder that are not
+    Pulumi state (skipped, each with the reason), and the error that stopped the run, if any
+    (the results analysed before it are kept)."""
 
     stacks: list[StackResult] = field(default_factory=list)
     unreadable: list[StateFileError] = field(default_factory=list)
+    skipped: list[NotStateError] = field(default_factory=list)
     error: str | None = None
 
     @property
@@ -76,19 +81,29 @@ def run_analyze(options: AnalyzeOptions) -> AnalysisRun:
     """Read every state file, then analyse each stack with one pack process.
 
     A file that cannot be read is listed in :attr:`AnalysisRun.unreadable` and the others are
-    still analysed. A policy config or pack that cannot be used, or a pack that fails during the
-    analysis, ends the run: :attr:`AnalysisRun.error` says why (exit 2).
+    still analysed. A JSON file found in a folder that is not Pulumi state at all
+    (:class:`NotStateError`: a ``package.json``) is listed in :attr:`AnalysisRun.skipped`; named
+    on the command line, it is unreadable. A policy config or pack that cannot be used, a pack
+    that fails during the analysis, a stack too large for the pack's messages, or nothing to
+    analyse at all end the run: :attr:`AnalysisRun.error` says why (exit 2).
     """
     run = AnalysisRun()
     files, run.unreadable = find_state_files(options.paths)
+    named = {path for path in options.paths if not path.is_dir()}
     states: list[StackState] = []
     for path in files:
         try:
             states.append(read_state(path))
+        except NotStateError as error:
+            (run.unreadable if path in named else run.skipped).append(error)
         except StateFileError as error:
             run.unreadable.append(error)
-    if not files and not run.unreadable:
-        run.error = "no state files given"
+    if not states and not run.unreadable:
+        run.error = (
+            f"no state files: the {len(run.skipped)} JSON file(s) found are not Pulumi state"
+            if run.skipped
+            else "no state files given"
+        )
         return run
     try:
         file_config = load_policy_config(options.policy_config) if options.policy_config else {}
@@ -108,13 +123,17 @@ def run_analyze(options: AnalyzeOptions) -> AnalysisRun:
             result = _result(state)
             result.pack_name, result.pack_version = session.name, session.version
             result.policies = session.policies
-            diagnostics = analyze_stack(pack, state)
+            try:
+                diagnostics = analyze_stack(pack, state)
+            except MessageTooLargeError as error:
+                raise MessageTooLargeError(error.method, error.size, str(state.path)) from None
+            diagnostics = [_worded_for_state(d, state) for d in diagnostics]
             result.violations = sort_violations(session.violations(diagnostics))
             result.not_checked = list(pack.not_applicable)
             run.stacks.append(result)
     except PackStartError as error:
         run.error = f"the policy pack {pack_dir} did not start: {error}"
-    except PolicyConfigError as error:
+    except (PolicyConfigError, MessageTooLargeError) as error:
         run.error = str(error)
     except grpc.RpcError as error:
         detail = error.details() if hasattr(error, "details") else str(error)
@@ -137,6 +156,30 @@ def analyze_stack(pack: PolicyPackProcess, state: StackState) -> list[Diagnostic
     stack = [_analyzer_resource(r, providers, outputs=True) for r in live]
     diagnostics += pack.analyze_stack(stack)
     return diagnostics
+
+
+LATER_CHECK = CHECKED_LATER
+"""pushguard's pack's sentence on a value it could not decide: true of a preview, which
+``pulumi up`` follows, not of a deployed stack's state. The pack cannot tell the two apart: both
+send an unknown secret (a state's encrypted value is one), so analyze words it for the state."""
+
+
+def _worded_for_state(diagnostic: Diagnostic, state: StackState) -> Diagnostic:
+    """``diagnostic`` with the pack's "checked again at `pulumi up`" replaced by what is true of
+    a state: the value is encrypted in it (or otherwise unknown) and was not checked; nothing
+    checks it later. Other diagnostics are returned as they are."""
+    if LATER_CHECK not in diagnostic.message:
+        return diagnostic
+    why = (
+        "The value is encrypted in the state (exported without --show-secrets)"
+        if state.encrypted_secrets
+        else "The value is unknown in the state"
+    )
+    instead = (
+        f"{why}, so it was not checked, and nothing checks it later; analyse an export made with "
+        "`pulumi stack export --show-secrets` to check it (no report shows the value)"
+    )
+    return replace(diagnostic, message=diagnostic.message.replace(LATER_CHECK, instead))
 
 
 def _analyzer_resource(

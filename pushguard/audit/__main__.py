@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from pushguard.audit.command import run
-from pushguard.audit.job import FAIL_ON
+from pushguard.audit.options import FAIL_ON
 from pushguard.audit.parse import DEFAULT_MAX_LINE_BYTES
 
 

@@ -12,7 +12,7 @@ documented in "Export asset metadata to BigQuery"
   (``resource``, ``iam_policy``, ``org_policy``, ``access_policy`` / ``access_level`` /
   ``service_perimeter``, ``os_inventory``, ``related_assets``...), ``ancestors`` (REPEATED
   STRING) and ``update_time`` (TIMESTAMP). ``resource.data`` is a **STRING holding the JSON** of
-  the resource: :data:`RESOURCE_TABLE`, :data:`IAM_POLICY_TABLE`, :data:`ACCESS_POLICY_TABLE`;
+  the resource (:mod:`pushguard.audit.bigquery_tables`);
 - per asset type, content type ``resource``: ``resource.data`` is a **RECORD** with the fields of
   that asset type, and the column names are camelCase (``assetType``, ``updateTime``,
   ``resource.discoveryName``), as the documentation's "Casing" section says; other content types
@@ -32,21 +32,14 @@ newline-delimited export, so :mod:`pushguard.audit.parse` reads both alike. Only
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import (
-    ArrayType,
-    BooleanType,
-    StringType,
-    StructField,
-    StructType,
-    TimestampType,
-)
+
+from pushguard.audit.bigquery_json import asset_json, latest_snapshot
 
 PREFIX = "bigquery:"
 """How an input names a BigQuery table: ``bigquery:PROJECT.DATASET.TABLE``."""
@@ -68,9 +61,6 @@ CONNECTOR_MISSING = (
 )
 """The message when ``format("bigquery")`` is not found."""
 
-PARTITION_COLUMNS = ("requestTime", "readTime", "request_time", "read_time")
-"""The columns a partitioned export adds (not part of an asset)."""
-
 # A project ID (lower case, digits, hyphens; starts with a letter), optionally domain-scoped
 # (example.com:my-project); a dataset (letters, digits, underscores); a table (letters, digits,
 # underscores, hyphens), or a table prefix ending in '*'.
@@ -80,8 +70,6 @@ _TABLE = re.compile(
     r"\.(?P<table>[A-Za-z0-9_-]{1,1024})(?P<prefix>\*)?$"
 )
 _NOT_ALPHANUMERIC = re.compile(r"[^A-Za-z0-9]")
-_DATA_SENTINEL = "\u0000pushguard:resource.data\u0000"
-"""Stands for ``resource.data`` in the envelope's JSON until the data's own text replaces it."""
 
 
 class BigQueryInputError(ValueError):
@@ -157,180 +145,21 @@ def per_asset_type_table(prefix: str, asset_type: str) -> str:
     return prefix + _NOT_ALPHANUMERIC.sub("_", asset_type)
 
 
-def _resource_record(data: StructField) -> StructType:
-    return StructType(
-        [
-            StructField("version", StringType()),
-            StructField("discovery_document_uri", StringType()),
-            StructField("discovery_name", StringType()),
-            StructField("resource_url", StringType()),
-            StructField("parent", StringType()),
-            data,
-            StructField("location", StringType()),
-        ]
-    )
-
-
-def _envelope(*content: StructField) -> StructType:
-    return StructType(
-        [
-            StructField("name", StringType()),
-            StructField("asset_type", StringType()),
-            *content,
-            StructField("ancestors", ArrayType(StringType(), containsNull=False)),
-            StructField("update_time", TimestampType()),
-        ]
-    )
-
-
-RESOURCE_TABLE = _envelope(
-    StructField("resource", _resource_record(StructField("data", StringType())))
-)
-"""The table of a ``--content-type=resource`` export, as Spark types: ``resource.data`` is the
-resource's JSON as a STRING."""
-
-_CONDITION = StructType(
-    [StructField(name, StringType()) for name in ("expression", "title", "description", "location")]
-)
-
-IAM_POLICY_TABLE = _envelope(
-    StructField(
-        "iam_policy",
-        StructType(
-            [
-                StructField("etag", StringType()),
-                StructField(
-                    "bindings",
-                    ArrayType(
-                        StructType(
-                            [
-                                StructField("role", StringType()),
-                                StructField("members", ArrayType(StringType(), False)),
-                                StructField("condition", _CONDITION),
-                            ]
-                        ),
-                        False,
-                    ),
-                ),
-            ]
-        ),
-    )
-)
-"""The table of a ``--content-type=iam-policy`` export, as Spark types."""
-
-_PERIMETER_CONFIG = StructType(
-    [
-        StructField("resources", ArrayType(StringType(), False)),
-        StructField("access_levels", ArrayType(StringType(), False)),
-        StructField("restricted_services", ArrayType(StringType(), False)),
-        StructField(
-            "vpc_accessible_services",
-            StructType(
-                [
-                    StructField("enable_restriction", BooleanType()),
-                    StructField("allowed_services", ArrayType(StringType(), False)),
-                ]
-            ),
-        ),
-    ]
-)
-
-ACCESS_POLICY_TABLE = _envelope(
-    StructField(
-        "access_policy",
-        StructType([StructField(name, StringType()) for name in ("name", "parent", "title")]),
-    ),
-    StructField(
-        "access_level",
-        StructType([StructField(name, StringType()) for name in ("name", "title", "description")]),
-    ),
-    StructField(
-        "service_perimeter",
-        StructType(
-            [
-                *(StructField(n, StringType()) for n in ("name", "title", "description")),
-                StructField("perimeter_type", StringType()),
-                StructField("status", _PERIMETER_CONFIG),
-                StructField("spec", _PERIMETER_CONFIG),
-                StructField("use_explicit_dry_run_spec", BooleanType()),
-            ]
-        ),
-    ),
-)
-"""The table of a ``--content-type=access-policy`` export, as Spark types (the records as far as
-the audit reads them; any other field the table has is passed through)."""
-
-
-def latest_snapshot(frame: DataFrame) -> DataFrame:
-    """The rows of the newest export in a partitioned table (the greatest ``requestTime``), or
-    ``frame`` unchanged when it has no such column."""
-    column = next((c for c in ("requestTime", "request_time") if c in frame.columns), None)
-    if column is None:
-        return frame
-    newest = frame.agg(F.max(column).alias(column))
-    return frame.join(F.broadcast(newest), column, "left_semi")
-
-
-def _asset_columns(frame: DataFrame) -> list[Column]:
-    """The columns of an asset, as its JSON object's members; ``resource.data`` given as a
-    string is replaced by a placeholder; empty ``ancestors`` (a REPEATED field is never null) are
-    left out, as a line without them would be."""
-    columns = []
-    for field in frame.schema.fields:
-        name = field.name
-        if name in PARTITION_COLUMNS:
-            continue
-        column = F.col(f"`{name}`")
-        if name == "ancestors" and isinstance(field.dataType, ArrayType):
-            column = F.when(F.size(column) > 0, column)
-        elif name == "resource" and _data_is_text(field):
-            # data that is not JSON stays a JSON string: the line is still JSON, and the audit
-            # quarantines it as data that does not fit its asset type
-            data = column["data"]
-            column = column.withField(
-                "data", F.when(_valid_json(data), F.lit(_DATA_SENTINEL)).otherwise(data)
-            )
-        columns.append(column.alias(name))
-    return columns
-
-
-def _data_is_text(field: StructField) -> bool:
-    record = field.dataType
-    return isinstance(record, StructType) and any(
-        f.name == "data" and isinstance(f.dataType, StringType) for f in record.fields
-    )
-
-
-def _valid_json(text: Column) -> Column:
-    return text.isNotNull() & F.get_json_object(text, "$").isNotNull()
-
-
-def asset_json(frame: DataFrame) -> Column:
-    """Each row of an export table as the JSON text of its asset, as a newline-delimited export
-    line has it: the row's columns as members (nulls left out), ``resource.data`` embedded as
-    JSON (from the text of the single-table form, or the record of the per-asset-type form)."""
-    text = F.to_json(F.struct(*_asset_columns(frame)))
-    if "resource" not in frame.columns or not _data_is_text(frame.schema["resource"]):
-        return text
-    data = F.col("resource.data")
-    return F.when(
-        _valid_json(data), F.replace(text, F.lit(json.dumps(_DATA_SENTINEL)), data)
-    ).otherwise(text)
-
-
 def export_lines(frame: DataFrame, source: str) -> DataFrame:
     """An export table (as the spark-bigquery-connector reads it) as the audit's lines.
 
     Args:
         frame: one table of a Cloud Asset Inventory export to BigQuery, any content type, single
             table or per asset type (see the module docstring); partitioned tables are cut to
-            their newest snapshot (:func:`latest_snapshot`).
+            their newest snapshot
+            (:func:`~pushguard.audit.bigquery_json.latest_snapshot`).
         source: what the lines' ``source`` says (``bigquery:PROJECT.DATASET.TABLE``).
 
     Returns:
         A DataFrame in :data:`pushguard.audit.read.LINE_SCHEMA`: ``source``, ``block`` (the
         partition, so that a quarantined row's "line" is its position in the read), ``position``
-        (increasing within a block) and ``value``, the asset's JSON (:func:`asset_json`).
+        (increasing within a block) and ``value``, the asset's JSON
+        (:func:`~pushguard.audit.bigquery_json.asset_json`).
 
     Raises:
         BigQueryInputError: the table has no ``name`` column (not an asset export).

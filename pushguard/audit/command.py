@@ -18,10 +18,12 @@ from typing import TextIO
 from pyspark.sql import SparkSession
 
 from pushguard.audit.bigquery import BigQueryInputError, parse_input
-from pushguard.audit.job import FAIL_ON, AuditOptions, run_audit
+from pushguard.audit.job import run_audit
+from pushguard.audit.options import FAIL_ON, AuditOptions, AuditResult
 from pushguard.audit.parse import DEFAULT_MAX_LINE_BYTES
 from pushguard.audit.progress import ConsoleProgress
 from pushguard.audit.read import InputError
+from pushguard.audit.summary import AuditSummary
 from pushguard.policy.config_file import PolicyConfigError, load_rule_config
 
 DEFAULT_MASTER = "local[*]"
@@ -63,60 +65,93 @@ def run(
     paragraph on ``stderr`` and exit code 2; ``debug`` adds the traceback."""
     stderr = stderr or sys.stderr
     try:
-        if fail_on not in FAIL_ON:
-            raise AuditUsageError(f"--fail-on: one of {', '.join(FAIL_ON)}, not {fail_on!r}")
-        if max_line_bytes < 1024:
-            raise AuditUsageError("--max-line-bytes: at least 1024")
-        for value in inputs or ():
-            parse_input(value, "--input")
-        paths = [*paths, *(inputs or ())]
-        if not paths:
-            raise AuditUsageError("nothing to audit: give an EXPORT_PATH or --input")
-        rules = load_rule_config(policy_config)
+        options = audit_options(
+            [*paths, *(inputs or ())],
+            out,
+            policy_config=policy_config,
+            fail_on=fail_on,
+            include_dry_run=include_dry_run,
+            max_line_bytes=max_line_bytes,
+            inputs=inputs or [],
+        )
     except (AuditUsageError, BigQueryInputError, PolicyConfigError) as error:
         print(f"pushguard audit: error: {error}", file=stderr)
         return 2
     progress = ConsoleProgress(stderr)  # phases on stderr: live on a terminal, else lines
     try:
-        progress.phase("starting Spark")
-        spark = session(master)
-        progress.attach(spark.sparkContext)
-        check_executors(spark)
-        result = run_audit(
-            spark,
-            AuditOptions(
-                paths=paths,
-                out=out,
-                levels=dict(rules.levels),
-                settings=dict(rules.settings),
-                include_dry_run=include_dry_run,
-                max_line_bytes=max_line_bytes,
-            ),
-            progress,
-        )
-    except (InputError, AuditRunError) as error:
-        progress.close()
-        if debug:
-            traceback.print_exception(error, file=stderr)
-        print(f"pushguard audit: error: {error}", file=stderr)
-        return 2
+        result = _run_on_spark(master, options, progress)
     except Exception as error:  # any failed run: exit code 2, not a traceback
         progress.close()
         if debug:
             traceback.print_exception(error, file=stderr)
-        print(f"pushguard audit: error: {describe(error)}", file=stderr)
+        known = isinstance(error, InputError | AuditRunError)
+        print(f"pushguard audit: error: {error if known else describe(error)}", file=stderr)
         return 2
     progress.close()
-    summary = result.summary
+    print(summary_line(result.summary, out))
+    return result.exit_code(fail_on)
+
+
+def audit_options(
+    paths: list[str],
+    out: str,
+    *,
+    policy_config: Path | None,
+    fail_on: str,
+    include_dry_run: bool,
+    max_line_bytes: int,
+    inputs: list[str],
+) -> AuditOptions:
+    """The checked options of a run: ``paths`` are the export paths followed by the ``inputs``
+    (BigQuery tables), the levels and settings those of ``policy_config``.
+
+    Raises:
+        AuditUsageError: ``fail_on`` is not one of :data:`FAIL_ON`, ``max_line_bytes`` is below
+            1024, or there is nothing to audit.
+        BigQueryInputError: an ``inputs`` value is not a BigQuery table reference.
+        PolicyConfigError: the policy config cannot be read.
+    """
+    if fail_on not in FAIL_ON:
+        raise AuditUsageError(f"--fail-on: one of {', '.join(FAIL_ON)}, not {fail_on!r}")
+    if max_line_bytes < 1024:
+        raise AuditUsageError("--max-line-bytes: at least 1024")
+    for value in inputs:
+        parse_input(value, "--input")
+    if not paths:
+        raise AuditUsageError("nothing to audit: give an EXPORT_PATH or --input")
+    rules = load_rule_config(policy_config)
+    return AuditOptions(
+        paths=paths,
+        out=out,
+        levels=dict(rules.levels),
+        settings=dict(rules.settings),
+        include_dry_run=include_dry_run,
+        max_line_bytes=max_line_bytes,
+    )
+
+
+def _run_on_spark(
+    master: str | None, options: AuditOptions, progress: ConsoleProgress
+) -> AuditResult:
+    """Start (or join) the session, check the executors, run the audit."""
+    progress.phase("starting Spark")
+    spark = session(master)
+    progress.attach(spark.sparkContext)
+    check_executors(spark)
+    return run_audit(spark, options, progress)
+
+
+def summary_line(summary: AuditSummary, out: str) -> str:
+    """The line printed on stdout after a run: lines, subscriptions, violations by level and
+    where the outputs are."""
     lines = summary.lines
     subscriptions = summary.subscriptions
-    print(
+    return (
         f"pushguard audit: {lines.read:,} lines read, {lines.parsed:,} parsed, "
         f"{lines.quarantined:,} quarantined; {subscriptions.evaluated:,} "
         f"subscriptions ({subscriptions.push:,} push); violations by level "
         f"{json.dumps(summary.findings.violations_by_level, sort_keys=True)}; outputs in {out}"
     )
-    return result.exit_code(fail_on)
 
 
 def session(master: str | None) -> SparkSession:

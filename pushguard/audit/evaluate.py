@@ -3,7 +3,8 @@
 Each batch of joined subscription rows (:func:`pushguard.audit.join.subscription_facts`) becomes
 :class:`~pushguard.rules.facts.SubscriptionFacts` and goes through :func:`pushguard.rules.evaluate`:
 the same rule modules the policy pack runs, never a copy. Every finding (violations, and results a
-rule could not decide, ``status`` ``unknown``) is one output row.
+rule could not decide, ``status`` ``unknown``) is one output row, in the schema
+:data:`~pushguard.audit.schemas.FINDINGS_DDL` (as Arrow: :data:`ARROW_FINDINGS`).
 """
 
 from __future__ import annotations
@@ -14,34 +15,17 @@ from typing import Any
 
 import pyarrow as pa
 
+from pushguard.audit.arrow import arrow_schema
+from pushguard.audit.schemas import FINDINGS_DDL
 from pushguard.policy.settings import PackSettings
 from pushguard.rules import RULES, EnforcementLevel, Finding
 from pushguard.rules.base import Rule, evaluate_rules
 from pushguard.rules.endpoint import is_google_serving_endpoint
 from pushguard.rules.facts import EXTERNAL_TARGET, IamGrant, InvokerTarget, SubscriptionFacts
 
-FINDINGS_DDL = (
-    "asset_name string, project_id string, project_number string, ancestors array<string>, "
-    "rule_id string, level string, status string, message string, remediation string, "
-    "field string, evidence map<string,string>"
-)
-"""The Spark schema of a finding row (``findings.parquet``, ``findings.jsonl``)."""
-
-ARROW_FINDINGS = pa.schema(
-    [
-        ("asset_name", pa.string()),
-        ("project_id", pa.string()),
-        ("project_number", pa.string()),
-        ("ancestors", pa.list_(pa.string())),
-        ("rule_id", pa.string()),
-        ("level", pa.string()),
-        ("status", pa.string()),
-        ("message", pa.string()),
-        ("remediation", pa.string()),
-        ("field", pa.string()),
-        ("evidence", pa.map_(pa.string(), pa.string())),
-    ]
-)
+ARROW_FINDINGS = arrow_schema(FINDINGS_DDL)
+"""The Arrow form of :data:`~pushguard.audit.schemas.FINDINGS_DDL`: the schema of the batches
+:func:`arrow_evaluator` yields."""
 
 
 _RULE_ORDER = {rule.id: n for n, rule in enumerate(RULES)}
@@ -122,7 +106,11 @@ def findings_for(row: Mapping[str, Any], groups: list[RuleGroup]) -> list[Findin
 def arrow_evaluator(
     groups: list[RuleGroup],
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The function for ``DataFrame.mapInArrow(f, FINDINGS_DDL)``."""
+    """The function for ``DataFrame.mapInArrow(f, FINDINGS_DDL)``: Arrow batches of joined rows
+    (:data:`~pushguard.audit.schemas.JOINED_SCHEMA`) in, batches of findings
+    (:data:`ARROW_FINDINGS`, the columns of :data:`~pushguard.audit.schemas.FINDINGS_DDL`)
+    out. Raises nothing of its own; a row that does not fit :class:`SubscriptionFacts` fails the
+    task (the join's schema rules that out)."""
 
     def evaluate(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:

@@ -5,7 +5,7 @@ Two file shapes are read:
 - **newline-delimited JSON** (Cloud Asset Inventory exports to Cloud Storage): read by Spark's
   text source, split across tasks; each row keeps its file (``_metadata.file_path``), the start of
   its split (``_metadata.file_block_start``) and a monotonically increasing ID, from which a
-  quarantined line's line number is computed (:func:`line_numbers`);
+  quarantined line's line number is computed (:func:`pushguard.audit.quarantine.located`);
 - **JSON arrays** (API dumps, ``gcloud asset list --format=json``): read whole, one row per
   element; its "line" is the element's position (1-based).
 
@@ -27,7 +27,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
@@ -155,7 +155,7 @@ def read_lines(spark: SparkSession, inputs: Inputs) -> DataFrame:
     result = frames[0]
     for frame in frames[1:]:
         result = result.unionByName(frame)
-    return result
+    return result.select(*LINE_SCHEMA.fieldNames())
 
 
 def _array_elements(item: tuple[str, str]) -> list[tuple[str, int, int, str]]:
@@ -167,24 +167,3 @@ def _array_elements(item: tuple[str, str]) -> list[tuple[str, int, int, str]]:
     if not isinstance(elements, list):
         return [(source, 0, 0, text[:4096])]
     return [(source, 0, n, json.dumps(e, separators=(",", ":"))) for n, e in enumerate(elements)]
-
-
-def line_numbers(rows: DataFrame, all_rows: DataFrame) -> DataFrame:
-    """Add ``line`` (1-based, within its file) to ``rows``, a subset of ``all_rows``.
-
-    Within one split the positions are consecutive and increasing (a monotonically increasing ID
-    from the scan), so a row's line is the number of lines in earlier splits of its file plus its
-    distance from the smallest position of its split. Only split-level counts are aggregated: no
-    sort of the whole input.
-    """
-    blocks = all_rows.groupBy("source", "block").agg(
-        F.count(F.lit(1)).alias("block_lines"), F.min("position").alias("first_position")
-    )
-    earlier: Column = F.sum("block_lines").over(
-        Window.partitionBy("source").orderBy("block").rowsBetween(Window.unboundedPreceding, -1)
-    )
-    blocks = blocks.withColumn("lines_before", F.coalesce(earlier, F.lit(0)))
-    joined = rows.join(F.broadcast(blocks), ["source", "block"], "left")
-    return joined.withColumn(
-        "line", F.col("lines_before") + F.col("position") - F.col("first_position") + 1
-    ).drop("block_lines", "first_position", "lines_before")

@@ -17,9 +17,10 @@ the service's REST field names (camelCase) in both
 perimeters in snake_case proto form (``restricted_services``); the ``ServicePerimeter`` resource
 form uses camelCase (``restrictedServices``).
 
-The audit's own intermediate table has a declared schema too: :data:`JOINED_SCHEMA`, the rows that
+The audit's own tables have declared schemas too: :data:`JOINED_SCHEMA`, the rows that
 :func:`pushguard.audit.join.subscription_facts` produces and
-:func:`pushguard.audit.evaluate.facts_from_row` reads.
+:func:`pushguard.audit.evaluate.facts_from_row` reads, and :data:`FINDINGS_DDL`, the findings the
+evaluation writes (its Arrow form is derived from it: :mod:`pushguard.audit.arrow`).
 """
 
 from __future__ import annotations
@@ -75,6 +76,13 @@ IAM_TYPES = frozenset(
 """Asset types whose IAM policy can grant what the rules look for (directly or inherited)."""
 NEEDED_TYPES = RESOURCE_TYPES | IAM_TYPES
 """Only these folders are read in the per-asset-type layout (``PREFIX/<asset type>/<shard>``)."""
+
+
+def data_column(asset_type: str) -> str:
+    """The column holding the typed ``resource.data`` of ``asset_type``
+    (``pubsub.googleapis.com/Subscription`` -> ``data_subscription_pubsub``)."""
+    service, _, kind = asset_type.partition("/")
+    return f"data_{kind.lower()}_{service.partition('.')[0]}"
 
 
 def _strings(*names: str) -> list[StructField]:
@@ -226,3 +234,42 @@ JOINED_SCHEMA = StructType(
 
 JOINED_COLUMNS = tuple(field.name for field in JOINED_SCHEMA.fields)
 """The column names of :data:`JOINED_SCHEMA`, in order."""
+
+
+FINDINGS_DDL = (
+    "asset_name string, project_id string, project_number string, ancestors array<string>, "
+    "rule_id string, level string, status string, message string, remediation string, "
+    "field string, evidence map<string,string>"
+)
+"""The schema of a finding row (``findings.parquet``, ``findings.jsonl``), defined once: Spark
+reads it as the return type of ``mapInArrow``, and the Arrow batches the rules yield are built
+with :func:`pushguard.audit.arrow.arrow_schema` of it."""
+
+
+def ddl_columns(ddl: str) -> list[tuple[str, str]]:
+    """The top-level ``(name, type)`` pairs of a Spark DDL string of plain names
+    (``"a string, b map<string,string>"`` -> ``[("a", "string"), ("b", "map<string,string>")]``):
+    commas inside ``<...>`` belong to the type.
+
+    Raises:
+        ValueError: a column without a name and a type, or unbalanced ``<``/``>``.
+    """
+    columns: list[tuple[str, str]] = []
+    depth, start = 0, 0
+    for index, char in enumerate(ddl + ","):
+        depth += {"<": 1, ">": -1}.get(char, 0)
+        if depth < 0:
+            raise ValueError(f"unbalanced '>' in the DDL {ddl!r}")
+        if char == "," and depth == 0:
+            name, _, data_type = ddl[start:index].strip().partition(" ")
+            if not name or not data_type.strip():
+                raise ValueError(f"a column without a name and a type in the DDL {ddl!r}")
+            columns.append((name, data_type.strip()))
+            start = index + 1
+    if depth:
+        raise ValueError(f"unbalanced '<' in the DDL {ddl!r}")
+    return columns
+
+
+FINDINGS_COLUMNS = tuple(name for name, _ in ddl_columns(FINDINGS_DDL))
+"""The column names of :data:`FINDINGS_DDL`, in order."""

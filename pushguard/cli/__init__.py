@@ -7,6 +7,7 @@ usage or a failed run.
 from __future__ import annotations
 
 import json
+import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -14,9 +15,16 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.table import Table
+from typer.exceptions import TyperException
 
 from pushguard import __version__
-from pushguard.cli.exit import ReportFormat, finish, guarded_exit_code, run_gate
+from pushguard.cli.exit import (
+    ReportFormat,
+    finish,
+    guarded_exit_code,
+    run_gate,
+    write_usage_report,
+)
 from pushguard.crossguard.build import PackBuildError, build_pack
 from pushguard.preview.isolation import DEFAULT_TIMEOUT
 from pushguard.rules import RULES
@@ -135,7 +143,7 @@ def preview_command(  # noqa: PLR0917 - typer maps parameters to options
         PreviewReport.failed,
         debug=debug,
     )
-    finish("preview", report, output_format, output)
+    finish("preview", report, output_format, output, [policy_config])
 
 
 @app.command("analyze")
@@ -170,7 +178,7 @@ def analyze_command(  # noqa: PLR0917 - typer maps parameters to options
     report = run_gate(
         "analyze", lambda: AnalyzeReport(run_analyze(options)), AnalyzeReport.failed, debug=debug
     )
-    finish("analyze", report, output_format, output)
+    finish("analyze", report, output_format, output, [policy_config, *state_paths])
 
 
 class FailOn(StrEnum):
@@ -287,5 +295,21 @@ def main_callback(
 
 
 def main() -> None:
-    """Entry point of the ``pushguard`` console script."""
-    app()
+    """Entry point of the ``pushguard`` console script.
+
+    A usage error (an unknown option, a bad value) is exit 2 as click makes it; for ``preview``
+    and ``analyze`` the report asked for with ``--output`` is still written, in the requested
+    ``--format`` when that one is valid (else text), so a CI step that uploads it finds it."""
+    try:
+        code = app(standalone_mode=False)
+    except typer.Abort:  # Ctrl-C outside a run: still a failed run, never 0 or 1
+        typer.echo("pushguard: aborted", err=True)
+        sys.exit(2)
+    except TyperException as error:  # a usage error of typer's click
+        show = getattr(error, "show", None)
+        show() if callable(show) else typer.echo(f"Error: {error}", err=True)
+        format_message = getattr(error, "format_message", None)
+        message = format_message() if callable(format_message) else str(error)
+        write_usage_report(sys.argv[1:], message)
+        sys.exit(2)
+    sys.exit(code if isinstance(code, int) else 0)

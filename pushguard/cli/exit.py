@@ -13,7 +13,7 @@ import os
 import signal
 import sys
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
@@ -49,6 +49,9 @@ class GateReport(Protocol):
 
     def error_message(self) -> str | None:
         """The one paragraph for stderr when the run failed (exit 2), else ``None``."""
+
+    def inputs(self) -> set[Path]:
+        """The files the run read (resolved), which ``--output`` must not overwrite."""
 
 
 def console_for_logs(*, stderr: bool = False) -> Console:
@@ -119,25 +122,48 @@ def _debug_text(report: GateReport, detail: str) -> str:
 
 
 def finish(
-    command: str, report: GateReport, report_format: ReportFormat, output: Path | None
+    command: str,
+    report: GateReport,
+    report_format: ReportFormat,
+    output: Path | None,
+    inputs: Iterable[Path | None] = (),
 ) -> NoReturn:
     """Write ``report`` to ``output`` (in ``report_format``) when given, else print it (text on
     the terminal, JSON and SARIF as they are), print the error paragraph, and exit with the
-    report's code (2 when the report file cannot be written)."""
+    report's code.
+
+    Exit 2 instead, with the cause on stderr, when ``output`` is a file the run read (one of
+    ``inputs`` or :meth:`GateReport.inputs`: a report must never replace a state file or a
+    program), when it cannot be written, or when stdout is closed before the report is printed
+    (``pushguard ... | head -0``): a gate fails closed."""
     if output is not None:
+        read = {p.resolve() for p in inputs if p is not None} | report.inputs()
+        if output.resolve() in read:
+            _fail(command, f"--output {output} is an input of this run; it was not overwritten")
         try:
             output.write_text(report.render(report_format), encoding="utf-8")
         except OSError as problem:
-            typer.echo(f"pushguard {command}: error: cannot write {output}: {problem}", err=True)
-            raise typer.Exit(2) from None
-    if output is None and report_format is not ReportFormat.TEXT:
-        sys.stdout.write(report.render(report_format))
-    else:
-        report.print_text(console_for_logs())
+            _fail(command, f"cannot write {output}: {problem}")
+    try:
+        if output is None and report_format is not ReportFormat.TEXT:
+            sys.stdout.write(report.render(report_format))
+            sys.stdout.flush()
+        else:
+            report.print_text(console_for_logs())
+            sys.stdout.flush()
+    except BrokenPipeError:
+        # Python's advice for SIGPIPE: point stdout at devnull so the exit does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _fail(command, "stdout was closed before the report was written")
     message = report.error_message()
     if message is not None:
         typer.echo(f"pushguard {command}: error: {message}", err=True)
     raise typer.Exit(report.exit_code)
+
+
+def _fail(command: str, message: str) -> NoReturn:
+    typer.echo(f"pushguard {command}: error: {message}", err=True)
+    raise typer.Exit(2)
 
 
 def guarded_exit_code(command: str, call: Callable[[], int], *, debug: bool) -> NoReturn:
@@ -156,3 +182,39 @@ def guarded_exit_code(command: str, call: Callable[[], int], *, debug: bool) -> 
         typer.echo(f"pushguard {command}: error: {type(error).__name__}: {error}", err=True)
         raise typer.Exit(2) from None
     raise typer.Exit(code)
+
+
+def _option_value(args: list[str], *names: str) -> str | None:
+    """The value of the last of ``names`` in ``args`` (``-o X``, ``--output X``,
+    ``--output=X``, ``-oX``), or ``None``."""
+    found = None
+    for index, arg in enumerate(args):
+        for name in names:
+            if arg == name and index + 1 < len(args):
+                found = args[index + 1]
+            elif name.startswith("--") and arg.startswith(name + "="):
+                found = arg[len(name) + 1 :]
+            elif not name.startswith("--") and arg.startswith(name) and len(arg) > len(name):
+                found = arg[len(name) :]
+    return found
+
+
+def write_usage_report(args: list[str], message: str) -> None:
+    """After a usage error of ``preview`` or ``analyze``: write the failed run's report to the
+    ``--output`` named in ``args`` (the raw command line), in its ``--format`` when valid (else
+    text). Nothing is written for other commands or without ``--output``; a report that cannot
+    be written is said on stderr."""
+    command = next((a for a in args if not a.startswith("-")), "")
+    output = _option_value(args, "-o", "--output")
+    if command not in ("preview", "analyze") or not output:
+        return
+    from pushguard.cli.reports import AnalyzeReport, PreviewReport  # noqa: PLC0415
+
+    chosen = _option_value(args, "-f", "--format")
+    report_format = ReportFormat(chosen) if chosen in set(ReportFormat) else ReportFormat.TEXT
+    failed = PreviewReport.failed if command == "preview" else AnalyzeReport.failed
+    report = failed(RunError(f"usage: {message}"))
+    try:
+        Path(output).write_text(report.render(report_format), encoding="utf-8")
+    except OSError as problem:
+        typer.echo(f"pushguard {command}: error: cannot write {output}: {problem}", err=True)

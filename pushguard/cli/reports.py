@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from rich.console import Console
 
 from pushguard.analyze import report as analyze_report
+from pushguard.analyze.origin import StateOrigin
 from pushguard.analyze.runner import AnalysisRun
 from pushguard.cli.exit import ReportFormat, console_for_logs, recorded_text
 from pushguard.gate.redact import redact_error
 from pushguard.gate.report import render_json, render_program_output, render_text
 from pushguard.gate.result import RunError, StackResult
 from pushguard.gate.sarif import render_sarif
+from pushguard.preview.origin import ProgramOrigin
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,18 @@ class PreviewReport:
         """The error, when the preview failed."""
         return self.error
 
+    def inputs(self) -> set[Path]:
+        """The project and stack files, the program's entry point and every file that declared
+        a resource."""
+        result = self.result
+        if result is None or not isinstance(result.origin, ProgramOrigin):
+            return set()
+        project, stack = result.origin.project, result.origin.stack
+        found = {project.root / "Pulumi.yaml", project.stack_config_file(stack)}
+        found.add(project.entry_point)
+        found.update(Path(r.source[0]) for r in result.resources if r.source is not None)
+        return {path.resolve() for path in found}
+
 
 @dataclass(frozen=True)
 class AnalyzeReport:
@@ -91,7 +106,13 @@ class AnalyzeReport:
             return analyze_report.render_json(self.run)
         if report_format is ReportFormat.SARIF:
             return analyze_report.render_sarif(self.run)
-        return recorded_text(lambda console: analyze_report.render_text(self.run, console))
+        return recorded_text(self._draw_text)
+
+    def _draw_text(self, console: Console) -> None:
+        analyze_report.render_text(self.run, console)
+        message = self.error_message()
+        if message is not None:
+            console.print(f"pushguard analyze: error: {message}", markup=False)
 
     def print_text(self, console: Console) -> None:
         """The text report across stacks."""
@@ -100,3 +121,9 @@ class AnalyzeReport:
     def error_message(self) -> str | None:
         """The run's error and the unreadable files, in one paragraph."""
         return analyze_report.error_message(self.run)
+
+    def inputs(self) -> set[Path]:
+        """The state files read, and those that could not be."""
+        found = {r.origin.path for r in self.run.stacks if isinstance(r.origin, StateOrigin)}
+        found.update(Path(e.path) for e in self.run.unreadable)
+        return {path.resolve() for path in found}

@@ -26,6 +26,9 @@ def component_facts(name: str, spec: PushSubscriptionSpec) -> SubscriptionFacts:
         )
         if spec.is_deferred(field)
     }
+    if spec.is_deferred("project") and spec.push_auth_service_account_email is None:
+        # The account the component makes is in the project, an Output (its provider's project).
+        unknown.add("push_auth_account")
     given_email = spec.known("push_auth_service_account_email")
     email = normalise_email(given_email) if given_email else None
     project = spec.known("project")

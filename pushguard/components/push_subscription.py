@@ -60,6 +60,65 @@ def _check_rules(
             pulumi.log.warn(f"PushSubscription {name!r}: {field}: {text}")
 
 
+def gcp_provider(opts: pulumi.ResourceOptions | None) -> pulumi.ProviderResource | None:
+    """The explicit Google provider the component's children use, picked as the Pulumi SDK picks
+    it for a ``gcp`` resource whose parent is the component: ``opts.provider`` when it is a
+    ``gcp`` provider, else the ``gcp`` entry of ``opts.providers`` (a list or a map), else the
+    one the parent passes down (``opts.parent``); ``None`` for the default provider."""
+    if opts is None:
+        return None
+    if opts.provider is not None and opts.provider.package == "gcp":
+        return opts.provider
+    providers = opts.providers
+    found: pulumi.ProviderResource | None = None
+    if isinstance(providers, Mapping):
+        found = providers.get("gcp")
+    elif providers:
+        found = next((p for p in providers if p.package == "gcp"), None)
+    if found is None and opts.parent is not None:
+        found = opts.parent.get_provider(_SUBSCRIPTION)
+    return found
+
+
+_SUBSCRIPTION = "gcp:pubsub/subscription:Subscription"
+_PROVIDER_PROJECT = (
+    "is required: set the input or the project of the component's gcp provider (an explicit "
+    "provider does not read the gcp:project config)"
+)
+
+
+def _provider_project(name: str, opts: pulumi.ResourceOptions | None) -> Any:
+    """The project of the resources the component makes when ``project`` is not given, as the
+    Google provider resolves it for them: an explicit provider's ``project`` (an Output of the
+    provider resource; pulumi-gcp's ``Provider`` fills it from ``GOOGLE_PROJECT`` and the other
+    project variables when not set, never from the stack config), else the default provider's:
+    ``gcp:project``, else the same environment variables (``gcp.config.project``;
+    https://www.pulumi.com/registry/packages/gcp/installation-configuration/).
+
+    Raises:
+        PushSubscriptionInputError: no project anywhere (for an explicit provider, when its
+            ``project`` resolves).
+    """
+    provider = gcp_provider(opts)
+    if provider is None:
+        configured = gcp.config.project
+        if not configured:
+            raise PushSubscriptionInputError(
+                name, [("project", "is required: set the input or the gcp:project config")]
+            )
+        return configured
+
+    if not isinstance(provider, gcp.Provider):  # a provider whose inputs cannot be read
+        raise PushSubscriptionInputError(name, [("project", _PROVIDER_PROJECT)])
+
+    def required(project: str | None) -> str:
+        if not project:
+            raise PushSubscriptionInputError(name, [("project", _PROVIDER_PROJECT)])
+        return project
+
+    return provider.project.apply(required)
+
+
 class PushSubscription(pulumi.ComponentResource):
     """A Pub/Sub push subscription with its push-auth service account, the Pub/Sub service agent's
     token-creator grant, the invoker binding on the target and the dead-letter permissions.
@@ -111,12 +170,7 @@ class PushSubscription(pulumi.ComponentResource):
     ) -> None:
         values: dict[str, Any] = dict(args)
         if "project" not in values:
-            configured = pulumi.Config("gcp").get("project")
-            if not configured:
-                raise PushSubscriptionInputError(
-                    name, [("project", "is required: set the input or the gcp:project config")]
-                )
-            values["project"] = configured
+            values["project"] = _provider_project(name, opts)
         substituted, deferred, problems = split_inputs(values)
         spec = self._validate(name, substituted, problems, set())
         super().__init__(TYPE_TOKEN, name, None, opts)

@@ -9,6 +9,19 @@ provider's ``project``, else the pack config's ``defaultProject``) and ``name``
 Without a :class:`~pushguard.crossguard.graph.StackGraph` (a resource policy), IAM facts are "not
 collected" and unknown values stay unknown. With one (a stack policy), unknown values are resolved
 through the stack where the graph allows it; ``reasons`` says why what is left is unknown.
+
+An endpoint not known at preview is never presumed to be a Google-issued URL, not even when it
+is computed from a Cloud Run service's ``uri``/``urls`` or a function's URL in the same stack.
+The reason: the pack cannot tell ``push_endpoint=svc.uri`` from ``svc.uri.apply(lambda u:
+"http://" + ...)`` or ``Output.concat("http://relay.example/fwd?to=", svc.uri)``. Under the Pulumi
+CLI and under ``pushguard preview`` both arrive as the unknown sentinel with a property
+dependency on the service (the SDK serializes an unknown Output the same way whether or not an
+apply produced it, and the mock runtime plans ``uri`` as unknown, as the provider does for a
+create), so the offline preview has nothing the engine lacks to prove "the endpoint is that
+output itself". Such an endpoint is undecided like any other unknown (an advisory "can't run
+during preview" with ``unknownAtPreview: warn``, a violation with ``enforce``) and is checked at
+``pulumi up``; only the service behind it (the invoker target) is taken from the dependency.
+See :func:`_unknown_endpoint_from`.
 """
 
 from __future__ import annotations
@@ -50,10 +63,15 @@ from pushguard.rules.facts import (
 
 @dataclass
 class Resolution:
-    """One subscription's facts and, per unknown fact, why it is unknown (for diagnostics)."""
+    """One subscription's facts and, per unknown fact, why it is unknown (for diagnostics).
+
+    ``unconfigured``: facts unknown for want of configuration rather than of values known only
+    after deployment (no project anywhere, see :func:`_no_project`), fact -> reason: the rules
+    that need them are *not checked*, whatever the stage."""
 
     facts: SubscriptionFacts
     reasons: dict[str, str] = field(default_factory=dict)
+    unconfigured: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -63,6 +81,7 @@ class _Builder:
     values: dict[str, Any] = field(default_factory=dict)
     unknown: set[str] = field(default_factory=set)
     reasons: dict[str, str] = field(default_factory=dict)
+    unconfigured: dict[str, str] = field(default_factory=dict)
 
     def mark_unknown(self, fact: str, prop: str) -> None:
         self.unknown.add(fact)
@@ -94,11 +113,14 @@ def subscription_facts(
     read = wire_facts(resource, settings.default_project, graph)
     facts = settings.apply(read.facts)
     if graph is None:
-        return Resolution(facts, read.reasons)
+        return Resolution(facts, read.reasons, read.unconfigured)
     values = facts.model_dump(exclude={"unknown"})
-    b = _Builder(resource, graph, values, set(facts.unknown), dict(read.reasons))
+    b = _Builder(
+        resource, graph, values, set(facts.unknown), dict(read.reasons), dict(read.unconfigured)
+    )
     _resolve_through_graph(b, graph, facts.in_service_perimeter)
-    return Resolution(SubscriptionFacts(**b.values, unknown=frozenset(b.unknown)), b.reasons)
+    resolved = SubscriptionFacts(**b.values, unknown=frozenset(b.unknown))
+    return Resolution(resolved, b.reasons, b.unconfigured)
 
 
 def wire_facts(
@@ -117,7 +139,10 @@ def wire_facts(
     project = resource.project(default_project)
     if project is UNKNOWN:
         b.mark_unknown("project_id", "project")
+        b.unknown.add("in_service_perimeter")  # whose perimeter is not known either
         project = None
+    elif project is None:
+        _no_project(b)
     known_project = project if isinstance(project, str) else None
     is_number = known_project is not None and known_project.isdigit()
 
@@ -148,7 +173,32 @@ def wire_facts(
         dead_letter_topic=dead_letter if isinstance(dead_letter, str) else None,
         unknown=frozenset(b.unknown),
     )
-    return Resolution(facts, b.reasons)
+    return Resolution(facts, b.reasons, b.unconfigured)
+
+
+NO_PROJECT = (
+    "the subscription's project is not known: the subscription names none, its provider's "
+    "configuration has none (gcp:project for the default provider, the project input of an "
+    "explicit one; the Google provider also reads GOOGLE_PROJECT, GOOGLE_CLOUD_PROJECT, "
+    "GCLOUD_PROJECT and CLOUDSDK_CORE_PROJECT from its environment) and the policy config sets "
+    "no defaultProject"
+)
+"""Why the project-dependent rules are not checked for a subscription without a project."""
+
+
+def _no_project(b: _Builder) -> None:
+    """A subscription with no project anywhere: its own ``project``, its provider's (the
+    provider's configuration as the engine sends it: an explicit provider's inputs, or for the
+    default provider the stack's ``gcp:project`` and, in ``pushguard preview``, the provider's
+    environment variables; https://www.pulumi.com/registry/packages/gcp/installation-configuration/)
+    and ``defaultProject`` are all absent. The real provider would refuse to plan it; here every
+    fact that depends on the project is *unconfigured* (:attr:`Resolution.unconfigured`), so each
+    rule that needs it (the same-project comparison, the perimeter membership, the project number
+    of the service agent) is listed as not checked with :data:`NO_PROJECT`, never passed: in
+    particular whether the project is inside a perimeter is unknown, not "no"."""
+    b.unconfigured["project_id"] = NO_PROJECT
+    b.unconfigured["in_service_perimeter"] = NO_PROJECT
+    b.unknown.add("in_service_perimeter")
 
 
 def _resolve_through_graph(b: _Builder, graph: StackGraph, in_perimeter: bool) -> None:
@@ -194,21 +244,14 @@ def _resolve_through_graph(b: _Builder, graph: StackGraph, in_perimeter: bool) -
 def _endpoint_service(
     b: _Builder, graph: StackGraph, pushed_from: tuple[str, ...]
 ) -> ServiceInfo | None:
-    """The Cloud Run service or function behind the endpoint, if it is in the stack."""
+    """The Cloud Run service or function behind the endpoint, if it is in the stack.
+
+    An endpoint not known yet that depends on exactly one service in the stack is served by it
+    (the invoker grant is checked there), but it stays unknown: see :func:`_unknown_endpoint_from`.
+    """
     endpoint = b.values["push_endpoint"]
     if "push_endpoint" in b.unknown:
-        sources = graph.of_type(pushed_from, RUN_V2, RUN_V1, FUNCTION_V2, FUNCTION_V1)
-        if len(sources) != 1:
-            return None
-        source = sources[0]
-        cloud_run = source.type in (RUN_V2, RUN_V1)
-        b.values["push_endpoint_source"] = "cloud-run" if cloud_run else "cloud-function"
-        b.resolved("push_endpoint")
-        b.reasons["push_endpoint"] = (
-            f"pushConfig.pushEndpoint is presumed to be the URL of {source.type} {source.name!r}, "
-            "not known until it is created"
-        )
-        return graph.services.get(source.urn)
+        return _unknown_endpoint_from(b, graph, pushed_from)
     if not endpoint:
         return None
     found = graph.service_for_url(endpoint)
@@ -229,6 +272,40 @@ def _endpoint_service(
         return graph.sibling_service(b.resource.parent)
     declared = next((s for s in graph.services.values() if key in s.keys), None)
     return declared or ServiceInfo(urn="", kind=kind, name=name, url=None, keys=frozenset({key}))
+
+
+def _unknown_endpoint_from(
+    b: _Builder, graph: StackGraph, pushed_from: tuple[str, ...]
+) -> ServiceInfo | None:
+    """The one Cloud Run service or Cloud Function in the stack an unknown endpoint depends on,
+    or ``None``; the endpoint stays unknown either way, and its reason names the service.
+
+    Decision (issue 20): at preview, ``push_endpoint=svc.uri`` and any value computed from it
+    (``svc.uri.apply(lambda u: "http://" + ...)``, ``Output.concat("http://relay/?to=",
+    svc.uri)``, a custom domain built from it) reach the pack identically, from the Pulumi engine
+    and from ``pushguard preview`` alike: the unknown sentinel with a property dependency on the
+    service. The SDK serializes an unknown Output passed through unchanged and one returned by an
+    apply the same way (the apply's callback never runs on an unknown value, and custom resources
+    never receive Output values on the wire), and the mock runtime plans the service's
+    ``uri``/``urls`` as unknown, as the provider does for a create. Nothing on the wire proves
+    "the endpoint IS the service's URL", so it is never presumed to be a Google-issued ``https://``
+    or ``run.app`` URL: the rules that read the endpoint (``push-endpoint-https``,
+    ``push-vpcsc-default-url``, ``push-no-query-token``) report it as undecided at preview, and
+    check the real value at ``pulumi up``, when it is known. What the dependency does prove is
+    which service serves the push (the only one the value is computed from), so the invoker
+    target is still that service, and a 1st-gen function's only URL still fails in a perimeter.
+    """
+    sources = graph.of_type(pushed_from, RUN_V2, RUN_V1, FUNCTION_V2, FUNCTION_V1)
+    if len(sources) != 1:
+        return None
+    source = sources[0]
+    output = "uri" if source.type == RUN_V2 else "URL"
+    b.reasons["push_endpoint"] = (
+        f"pushConfig.pushEndpoint is computed from {source.type} {source.name!r}, not known "
+        f"until it is created; at preview its {output} itself and a value computed from it look "
+        "alike, so neither is presumed to be a Google-issued URL"
+    )
+    return graph.services.get(source.urn)
 
 
 def _resolve_account(b: _Builder, graph: StackGraph, pushed_from: tuple[str, ...]) -> set[str]:

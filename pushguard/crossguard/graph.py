@@ -8,8 +8,11 @@ those outputs are known. :class:`StackGraph` uses both:
 - a ``gcp:serviceaccount/account:Account``'s email is ``ACCOUNT_ID@PROJECT.iam.gserviceaccount.com``
   (https://cloud.google.com/iam/docs/service-accounts-create), known from its ``accountId`` and
   project;
-- a value computed from exactly one resource of a kind (a member from one account, an endpoint from
-  one Cloud Run service) is taken to be that resource's identity or URL;
+- a value computed from exactly one resource of a kind is taken to be that resource's identity
+  (a member from one account) or to be served by it (an endpoint from one Cloud Run service: the
+  service to check invoker grants on); an endpoint is never taken to be the service's URL, since
+  ``svc.uri`` and a value computed from it look alike at preview
+  (:mod:`pushguard.crossguard.facts`);
 - a grant applies to whatever its target property names, literally or through its dependencies.
 
 Identity keys: ``sa:EMAIL``, ``run:SERVICE``, ``fn:FUNCTION``, ``topic:projects/P/topics/T``,

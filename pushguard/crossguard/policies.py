@@ -52,6 +52,14 @@ from pushguard.rules import RULES, Result, Rule, Status
 
 TAGS = ["gcp", "pubsub", "push"]
 
+CHECKED_LATER = (
+    "It is checked again when the values are known, at `pulumi up`; set unknownAtPreview to "
+    "enforce to fail the preview instead"
+)
+"""The pack's sentence on a value it could not decide at preview: true of a preview, which
+``pulumi up`` follows. ``pushguard analyze`` rewords it for a deployed stack's state, where nothing
+checks later (:mod:`pushguard.analyze.runner`)."""
+
 
 class _Report(Protocol):
     def __call__(self, message: str, urn: str | None = None) -> None: ...
@@ -94,15 +102,17 @@ ENABLES: dict[str, str] = {
 the policy config)."""
 
 
-def _not_checked(policy: str, sub: WireResource, result: Result) -> None:
+def _not_checked(policy: str, sub: WireResource, result: Result, cause: str = "") -> None:
     """Note that ``policy`` could not check ``sub`` for want of configuration (answered by the
-    server as a ``not_applicable`` entry on the subscription)."""
+    server as a ``not_applicable`` entry on the subscription); ``cause``: what configuration is
+    missing beyond the result's own message (:func:`_unconfigured`)."""
     notes = current_scope().notes
     if notes is None:
         return
     hint = ENABLES.get(result.field or "", "").format(policy=policy)
     enable = f"; {hint}" if hint else ""
-    reason = scrub(f"{sub.name}: not checked: {result.message}{enable}")
+    because = f" ({cause})" if cause else ""
+    reason = scrub(f"{sub.name}: not checked: {result.message}{because}{enable}")
     notes.not_checked.append(NotChecked(policy, sub.urn, reason))
 
 
@@ -205,17 +215,14 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
                 elif _undecided_at_preview(full, result.field):
                     unverified.append((sub, f"{result.message} ({_why(full, result.field)})"))
                 else:
-                    _not_checked(self.name, sub, result)
+                    _not_checked(self.name, sub, result, _unconfigured(full, result.field))
         if not unverified:
             return
         if settings.unknown_at_preview == "enforce":
             for sub, why in unverified:
                 report(f"{sub.name}: could not be verified: {why}.", sub.urn)
             return
-        later = (
-            "It is checked again when the values are known, at `pulumi up`; set "
-            "unknownAtPreview to enforce to fail the preview instead"
-        )
+        later = CHECKED_LATER
         notes = current_scope().notes
         if notes is not None:
             notes.unverified += [
@@ -228,18 +235,57 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
         raise error
 
 
+_RESTS_ON: dict[str, tuple[str, ...]] = {
+    "push_endpoint": ("push_endpoint",),
+    "push_auth_account": (
+        "push_auth_account",
+        "push_auth_account_grants",
+        "push_auth_account_bindings",
+        "project_id",
+    ),
+    "target": ("invoker_target", "push_endpoint", "push_auth_account"),
+    "dead_letter": ("dead_letter_topic_grants", "subscription_grants", "project_id"),
+    "project_number": ("project_id",),
+    "in_service_perimeter": ("in_service_perimeter", "project_id"),
+    "exactly_once_delivery": ("exactly_once_delivery",),
+}
+"""Per result field (:attr:`~pushguard.rules.Result.field`), the facts whose values decide it:
+a result is undecided at preview only when one of these is unknown, and its reasons are theirs.
+A field not listed rests on every fact."""
+
+
+def _facts_for(field: str | None) -> tuple[str, ...] | None:
+    """The facts a result field rests on, ``None`` when not listed (every fact)."""
+    return _RESTS_ON.get(field) if field else None
+
+
 def _undecided_at_preview(resolution: Resolution, field: str | None) -> bool:
-    """An undecided result is due to preview when a fact is unknown or the result's field rests
-    on a presumption about a value not known yet; otherwise the fact was simply not collected."""
-    presumed = any(field and fact.startswith(field) for fact in resolution.reasons)
-    return bool(resolution.facts.unknown) or presumed
+    """An undecided result is due to preview when a fact it rests on is unknown, or has a
+    reason (a value not known yet); otherwise the fact was simply not collected (not checked).
+    A fact unknown for want of configuration (:attr:`Resolution.unconfigured`, no project
+    anywhere) is not due to preview."""
+    facts = _facts_for(field)
+    unknown = resolution.facts.unknown - resolution.unconfigured.keys()
+    if facts is None:
+        return bool(unknown) or bool(resolution.reasons)
+    return any(f in unknown or f in resolution.reasons for f in facts)
+
+
+def _unconfigured(resolution: Resolution, field: str | None) -> str:
+    """Why the facts a not-checked result rests on are missing from the configuration (each
+    distinct reason once), or ``""``."""
+    facts = _facts_for(field)
+    missing = resolution.unconfigured
+    keys = sorted(missing) if facts is None else [f for f in facts if f in missing]
+    return "; ".join(dict.fromkeys(missing[f] for f in keys))
 
 
 def _why(resolution: Resolution, field: str | None) -> str:
-    """Why the facts a result is about are unknown; all reasons when none matches its field."""
+    """Why the facts a result rests on are unknown: their reasons, each distinct one once."""
+    facts = _facts_for(field)
     reasons = resolution.reasons
-    relevant = [reasons[f] for f in sorted(reasons) if field and f.startswith(field)]
-    chosen = relevant or [reasons[f] for f in sorted(reasons)]
+    keys = sorted(reasons) if facts is None else [f for f in facts if f in reasons]
+    chosen = list(dict.fromkeys(reasons[f] for f in keys))
     return "; ".join(chosen) if chosen else "a value is not known until the stack is deployed"
 
 

@@ -86,6 +86,17 @@ def is_unknown(value: object) -> bool:
     return value is UNKNOWN or (isinstance(value, str) and value in UNKNOWN_SENTINELS)
 
 
+def holds_unknown(value: object) -> bool:
+    """:func:`is_unknown`, or a string that holds an unknown sentinel: what a program built from
+    a plain value an offline preview does not know (a ``secure:`` config value, a plain data
+    source's computed output, :data:`pushguard.preview.mocks.UNKNOWN_TEXT`). The engine never
+    sends such a string, and the text around the sentinel is not the value the cloud would give,
+    so the pack reads it as unknown (:func:`get`)."""
+    if is_unknown(value):
+        return True
+    return isinstance(value, str) and any(s in value for s in UNKNOWN_SENTINELS)
+
+
 def plain(props: Any) -> Any:
     """Pulumi-policy's proxied props as plain dicts and lists, unknown sentinels kept.
 
@@ -120,7 +131,7 @@ def get(props: Mapping[str, Any], path: str) -> Any:
             raise WireShapeError(".".join(walked) or "properties", "an object", current)
         walked.append(key)
         current = current.get(key)
-    return UNKNOWN if is_unknown(current) else current
+    return UNKNOWN if holds_unknown(current) else current
 
 
 def get_str(props: Mapping[str, Any], path: str) -> str | Unknown | None:
@@ -159,7 +170,7 @@ def get_str_list(props: Mapping[str, Any], path: str) -> tuple[str | Unknown, ..
         raise WireShapeError(path, "a list of strings", value)
     items: list[str | Unknown] = []
     for item in value:
-        if is_unknown(item):
+        if holds_unknown(item):
             items.append(UNKNOWN)
         elif isinstance(item, str):
             items.append(item)

@@ -42,6 +42,36 @@ _LEVELS = {
 LEVEL_NAMES: dict[int, str] = {int(value): name for name, value in _LEVELS.items()}
 """Enforcement level enum value -> its CrossGuard name."""
 
+MAX_MESSAGE_BYTES = 400 * 1024 * 1024
+"""The largest gRPC message exchanged with a pack, either way: 400 MiB. The Pulumi CLI dials
+analyzers with this receive limit (``rpcutil.GrpcChannelOptions``, ``maxRPCMessageSize`` in
+``sdk/go/common/util/rpcutil/serve.go``, used by ``analyzerPluginDialOptions`` in
+``pkg/resource/plugin/analyzer_plugin.go``) and pulumi-policy's server receives up to the same
+(``_GRPC_CHANNEL_OPTIONS`` in ``pulumi_policy/policy.py``; pushguard's pack uses it too). gRPC's
+default receive limit, 4 MiB, is passed by an ``AnalyzeStack`` answer for about 8,500
+subscriptions."""
+
+CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+)
+"""The client channel's options: :data:`MAX_MESSAGE_BYTES` both ways."""
+
+
+class MessageTooLargeError(ValueError):
+    """A request larger than the pack accepts (:data:`MAX_MESSAGE_BYTES`); ``size`` in bytes,
+    ``what`` (optional) names what it carries, such as the state file. The Pulumi CLI cannot
+    send it to a pack either."""
+
+    def __init__(self, method: str, size: int, what: str = "") -> None:
+        self.method, self.size = method, size
+        of = f" of {what}" if what else ""
+        super().__init__(
+            f"the {method} request{of} is {size / 2**20:.0f} MiB, more than the "
+            f"{MAX_MESSAGE_BYTES // 2**20} MiB a policy pack accepts (pulumi-policy's limit, "
+            "which the Pulumi CLI shares); split the stack's state to analyse it"
+        )
+
 
 def policy_infos(info: Any) -> list[PolicyInfo]:
     """The policies of a ``GetAnalyzerInfo`` answer, as :mod:`pushguard.policy` describes them."""
@@ -250,7 +280,7 @@ class PolicyPackProcess:
             raise PackStartError(
                 f"the policy pack printed {text!r} before its port", self.stderr_text
             )
-        self._channel = grpc.insecure_channel(f"127.0.0.1:{text}")
+        self._channel = grpc.insecure_channel(f"127.0.0.1:{text}", options=CHANNEL_OPTIONS)
         grpc.channel_ready_future(self._channel).result(timeout=self.timeout)
         self.stub = analyzer_pb2_grpc.AnalyzerStub(self._channel)
 
@@ -337,8 +367,16 @@ class PolicyPackProcess:
 
     def analyze_stack(self, resources: Iterable[AnalyzerResource]) -> list[Diagnostic]:
         """``AnalyzeStack`` over every resource: its diagnostics (its ``not_applicable`` answers
-        are kept in :attr:`not_applicable`)."""
+        are kept in :attr:`not_applicable`).
+
+        Raises:
+            MessageTooLargeError: the request is larger than :data:`MAX_MESSAGE_BYTES` (nothing
+                is sent).
+        """
         request = proto.AnalyzeStackRequest(resources=[r.stack_resource() for r in resources])
+        size = request.ByteSize()
+        if size > MAX_MESSAGE_BYTES:
+            raise MessageTooLargeError("AnalyzeStack", size)
         response = self.stub.AnalyzeStack(request)
         entries = {decode(n.policy_name, n.reason) for n in response.not_applicable}
         self.not_applicable = sorted(entries, key=lambda n: (n.policy, n.urn, n.reason))

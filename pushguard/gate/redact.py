@@ -71,7 +71,8 @@ _URL_IN_TEXT = re.compile(rf"{_START}\S*", re.IGNORECASE)
 _AUTHORITY_END = re.compile(r"[/\\?#]")
 _QUERY_START = re.compile(r"[?#]|%3[Ff]|%23")
 _HOST_PORT = re.compile(r"(?:\[[0-9A-Fa-f:.]*(?:%25[^\]]*)?\]|[^:\[\]@]*)(?::[0-9]*)?")
-_UNKNOWNS = re.compile("|".join(sorted(map(re.escape, UNKNOWN_SENTINELS))))
+_UNKNOWNS = re.compile("(?:" + "|".join(sorted(map(re.escape, UNKNOWN_SENTINELS))) + ")+")
+"""One or more unknown sentinels in a row: one unknown part of a string, shown once."""
 _TRAILING = ".,;:!?'\"`>"
 _CLOSERS = {")": "(", "]": "[", "}": "{"}
 
@@ -300,28 +301,49 @@ def redact_result(result: StackResult) -> StackResult:
     """A copy of ``result`` fit for any report: every value and text a report shows passed
     through one :meth:`Redactor.for_result` (resource inputs and outputs, stack outputs,
     violation messages and remediations, what was not checked, notes, logs, the program's
-    output). URNs, names and source positions are kept. The reports render only this copy."""
+    output), and every URN and resource name the same way (a resource named after a URL with
+    a password is shown without it; the same URN always redacts to the same text, so the copy's
+    references still match). Source positions are kept. The reports render only this copy."""
     r = Redactor.for_result(result)
     output = result.program_output
     return dataclasses.replace(
         result,
-        resources=[
-            dataclasses.replace(
-                record, inputs=r.value(dict(record.inputs)), outputs=r.value(dict(record.outputs))
-            )
-            for record in result.resources
-        ],
+        resources=[_record(r, record) for record in result.resources],
         violations=[
-            dataclasses.replace(v, message=r.text(v.message), remediation=r.text(v.remediation))
+            dataclasses.replace(
+                v, urn=r.text(v.urn), message=r.text(v.message), remediation=r.text(v.remediation)
+            )
             for v in result.violations
         ],
-        not_checked=[dataclasses.replace(n, reason=r.text(n.reason)) for n in result.not_checked],
+        not_checked=[
+            dataclasses.replace(n, urn=r.text(n.urn), reason=r.text(n.reason))
+            for n in result.not_checked
+        ],
+        call_stacks={r.text(urn): frames for urn, frames in result.call_stacks.items()},
         outputs=r.value(result.outputs),
         notes=[r.text(note) for note in result.notes],
         logs=[(level, r.text(message)) for level, message in result.logs],
         program_output=dataclasses.replace(
             output, stdout=r.text(output.stdout), stderr=r.text(output.stderr)
         ),
+    )
+
+
+def _record(r: Redactor, record: ResourceRecord) -> ResourceRecord:
+    """``record`` with its values, URN, name and references redacted."""
+    return dataclasses.replace(
+        record,
+        urn=r.text(record.urn),
+        name=r.text(record.name),
+        parent=r.text(record.parent),
+        provider=r.text(record.provider),
+        dependencies=tuple(r.text(d) for d in record.dependencies),
+        property_dependencies={
+            key: tuple(r.text(d) for d in deps)
+            for key, deps in record.property_dependencies.items()
+        },
+        inputs=r.value(dict(record.inputs)),
+        outputs=r.value(dict(record.outputs)),
     )
 
 

@@ -23,21 +23,45 @@ from rich.tree import Tree
 
 from pushguard.crossguard.urn import STACK_TYPE, stack_urn
 from pushguard.gate.redact import redact_result
-from pushguard.gate.result import StackResult, Violation
+from pushguard.gate.result import ResourceRecord, StackResult, Violation
 
 LEVELS = ("mandatory", "advisory")
 
 _UNPRINTABLE = re.compile(
-    r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+    r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2028\u2029"
+    r"\u2066-\u2069]"
 )
-"""Control characters (but the tab) and bidirectional marks and overrides."""
+"""Control characters (but the tab), line and paragraph separators (U+2028, U+2029), and
+bidirectional marks and overrides."""
+
+
+def _escaped(text: str) -> str:
+    return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def shown(text: str) -> str:
     """``text`` as the text report prints it: rich markup escaped, and control characters and
     bidirectional overrides written as ``\\uXXXX``, so a name from a program or a state file
     cannot move the cursor, recolour a CI log or reorder what a reviewer reads."""
-    return escape(_UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
+    return escape(_escaped(text))
+
+
+def unprintable_names(result: StackResult) -> list[str]:
+    """The URNs and names of ``result``'s resources that hold a control character, longest
+    first (for :func:`message_lines`)."""
+    names = {n for r in result.resources for n in (r.urn, r.name) if _UNPRINTABLE.search(n)}
+    return sorted(names, key=lambda n: (-len(n), n))
+
+
+def message_lines(message: str, names: Iterable[str] = ()) -> list[str]:
+    """The lines of a pack message as the text report prints them (each then passed through
+    :func:`shown`): split at ``\\n`` only, after each of ``names`` (resource names and URNs
+    that hold control characters, :func:`unprintable_names`) is written escaped, so a name
+    cannot start a line of its own (a fake "Preview passed." line); other line breaks (U+2028,
+    a vertical tab) stay in the line, where :func:`shown` escapes them."""
+    for name in names:
+        message = message.replace(name, _escaped(name))
+    return message.split("\n")
 
 
 def repository_root(path: Path) -> Path | None:
@@ -59,6 +83,21 @@ def _relative(path: Path) -> str:
     return str(path)
 
 
+_INDEX: list[tuple[list[ResourceRecord], int, dict[str, ResourceRecord]]] = []
+"""The last resources list indexed by URN (the list itself, its length, the index)."""
+
+
+def _by_urn(result: StackResult) -> dict[str, ResourceRecord]:
+    """``result``'s resources by URN, built once per resources list (a report looks up every
+    finding's resource: rebuilding it per finding made 20,000 subscriptions quadratic)."""
+    resources = result.resources
+    if _INDEX and _INDEX[0][0] is resources and _INDEX[0][1] == len(resources):
+        return _INDEX[0][2]
+    index = {r.urn: r for r in resources}
+    _INDEX[:] = [(resources, len(resources), index)]
+    return index
+
+
 def location(result: StackResult, urn: str, where: str | None = None) -> tuple[str, int]:
     """Where a finding belongs in the team's code, as ``(path, line)``: ``where`` (``path:line``
     relative to the project folder) when given, else the constructor call of the resource, or of
@@ -69,7 +108,7 @@ def location(result: StackResult, urn: str, where: str | None = None) -> tuple[s
         file, _, line = where.rpartition(":")
         return _relative(result.origin.project_file(file)), max(int(line or 1), 1)
     code = result.origin.code_folder()
-    by_urn = {r.urn: r for r in result.resources}
+    by_urn = _by_urn(result)
     record = by_urn.get(urn)
     while record is not None and code is not None:
         if record.source is not None:
@@ -85,7 +124,7 @@ def call_stack(result: StackResult, urn: str) -> list[tuple[str, int]]:
     """The program's frames (``(path, line)``, outermost first, paths as :func:`location`
     gives them) that constructed the resource a finding is about, or its nearest ancestor with
     frames; ``[]`` when there is only the one line :func:`location` already names."""
-    by_urn = {r.urn: r for r in result.resources}
+    by_urn = _by_urn(result)
     while urn:
         frames = result.call_stacks.get(urn)
         if frames:
@@ -254,16 +293,17 @@ def _violations(
         return
     colour = "red" if level == "mandatory" else "yellow"
     console.print(f"\n[bold {colour}]{level.capitalize()} violations ({len(items)})[/]")
+    names = unprintable_names(result)
     for v in items:
         path, line = location(result, v.urn, v.where)
         console.print(
             f"  [bold]{shown(v.policy)}[/]  {shown(resource_label(result, v.urn))}"
             f"  [dim]{shown(path)}:{line}[/]"
         )
-        for text in v.message.splitlines():
+        for text in message_lines(v.message, names):
             console.print(f"    {shown(text)}")
         if v.remediation:
-            first, *rest = v.remediation.strip().splitlines()
+            first, *rest = v.remediation.strip().split("\n")
             console.print(f"    [dim]fix: {shown(first)}[/]")
             for text in rest:
                 console.print(f"    [dim]     {shown(text)}[/]")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from typing import Any
+from urllib.parse import quote
 
 from pushguard import __version__
 from pushguard._about import project_url
@@ -51,6 +52,16 @@ def _rule(meta: PolicyMeta) -> dict[str, Any]:
     if meta.severity in SECURITY_SEVERITY:
         rule["properties"]["security-severity"] = SECURITY_SEVERITY[meta.severity]
     return rule
+
+
+def uri(path: str) -> str:
+    """A report path as a SARIF ``artifactLocation.uri``: a URI reference (RFC 3986), so a space,
+    ``#``, ``?`` or ``%`` in a file name is percent-encoded and code scanning finds the file
+    (SARIF 2.1.0 section 3.4.3). ``/`` separates segments; an absolute path becomes a ``file``
+    URI."""
+    if path.startswith("/"):
+        return "file://" + quote(path, safe="/")
+    return quote(path, safe="/")
 
 
 def error_sarif(message: str, result: StackResult | None) -> dict[str, Any]:
@@ -89,7 +100,7 @@ def to_sarif(result: StackResult | None) -> dict[str, Any]:
             "locations": [
                 {
                     "physicalLocation": {
-                        "artifactLocation": {"uri": path},
+                        "artifactLocation": {"uri": uri(path)},
                         "region": {"startLine": line},
                     },
                     "logicalLocations": [
@@ -107,7 +118,7 @@ def to_sarif(result: StackResult | None) -> dict[str, Any]:
             {
                 "id": n,
                 "physicalLocation": {
-                    "artifactLocation": {"uri": frame_path},
+                    "artifactLocation": {"uri": uri(frame_path)},
                     "region": {"startLine": max(frame_line, 1)},
                 },
                 "message": {"text": "called from" if n else "outermost call"},
@@ -119,14 +130,21 @@ def to_sarif(result: StackResult | None) -> dict[str, Any]:
         if v.policy in index:
             entry["ruleIndex"] = index[v.policy]
         results.append(entry)
-    category = f"{result.origin.tool}/{result.project}/{result.stack}/"
-    log = _log(rules, results, category)
+    log = _log(rules, results, automation_id(result.origin.tool, result.project, result.stack))
     invocation: dict[str, Any] = {"executionSuccessful": True, "exitCode": result.exit_code}
     notes = [_not_checked(result, n, index) for n in result.not_checked]
     if notes:
         invocation["toolConfigurationNotifications"] = notes
     log["runs"][0]["invocations"] = [invocation]
     return log
+
+
+def automation_id(tool: str, project: str, stack: str, key: str = "") -> str:
+    """A run's ``automationDetails.id`` (SARIF 2.1.0 section 3.17.4): ``TOOL/PROJECT/STACK/``,
+    or ``TOOL/PROJECT/STACK/KEY/`` when a ``key`` tells apart runs of one stack (analyze: one
+    per state file). It ends in ``/``, so GitHub code scanning takes the whole id as the
+    category and each stack (each file) keeps its own alerts."""
+    return f"{tool}/{project}/{stack}/{key}/" if key else f"{tool}/{project}/{stack}/"
 
 
 def _not_checked(result: StackResult, item: NotChecked, index: dict[str, int]) -> dict[str, Any]:
@@ -137,7 +155,12 @@ def _not_checked(result: StackResult, item: NotChecked, index: dict[str, int]) -
         "level": "note",
         "message": {"text": f"{resource_label(result, item.urn)}: {item.reason}"},
         "locations": [
-            {"physicalLocation": {"artifactLocation": {"uri": path}, "region": {"startLine": line}}}
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": uri(path)},
+                    "region": {"startLine": line},
+                }
+            }
         ],
         "associatedRule": {"id": item.policy},
     }

@@ -18,7 +18,6 @@ import dataclasses
 import json
 import os
 import sys
-import sysconfig
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,7 +28,7 @@ import pulumi
 
 from pushguard.gate.result import ResourceRecord
 from pushguard.preview.mocks import GcpMocks
-from pushguard.preview.program import ProgramFailure, run_project_program
+from pushguard.preview.program import ProgramFailure, is_program_file, run_project_program
 from pushguard.preview.project import load_project
 
 
@@ -40,27 +39,6 @@ def _send(channel: IO[str], nonce: str, kind: str, body: Any) -> None:
 
 def _failure(failure: ProgramFailure | None) -> dict[str, Any] | None:
     return None if failure is None else dataclasses.asdict(failure)
-
-
-_TOOL_DIRS = tuple(
-    Path(path).resolve()
-    for path in {
-        sys.prefix,
-        sys.base_prefix,
-        sysconfig.get_paths()["purelib"],
-        sysconfig.get_paths()["platlib"],
-        str(Path(__file__).resolve().parents[1]),  # pushguard itself (also an editable install)
-    }
-)
-
-
-def _is_program_file(filename: str, root: Path) -> bool:
-    """True for a file of the team's program: under ``root`` and not of an installed package,
-    the interpreter or pushguard (a virtual environment inside the project is not the program)."""
-    if not os.path.isabs(filename):
-        return False  # <frozen runpy>, <string>
-    path = Path(filename).resolve()
-    return path.is_relative_to(root) and not any(path.is_relative_to(d) for d in _TOOL_DIRS)
 
 
 @contextmanager
@@ -75,7 +53,7 @@ def call_stacks(root: Path) -> Iterator[dict[tuple[str, str], list[list[list[Any
         frames = [
             [frame.filename, frame.lineno]
             for frame in traceback.extract_stack()[:-1]
-            if _is_program_file(frame.filename, root)
+            if is_program_file(frame.filename, root)
         ]
         stacks.setdefault((t, name), []).append(frames)
         original(self, t, name, *args, **kwargs)
@@ -132,12 +110,14 @@ def run_job(job: dict[str, Any], channel: IO[str]) -> None:
 
 
 def main() -> None:
-    """Read the job from stdin, then run it (stdin is closed first: a program never reads the
-    job)."""
+    """Read the job from stdin, then run it with ``/dev/null`` as stdin, as a program run
+    without a terminal has (the job pipe is gone: a program never reads the job; ``sys.stdin``
+    is open, so ``isatty()`` and ``read()`` work)."""
     job = json.loads(sys.stdin.read())
-    sys.stdin.close()
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
+    os.close(devnull)
+    sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 - the program's stdin
     with os.fdopen(job["channel"], "w", encoding="utf-8") as channel:
         try:
             run_job(job, channel)

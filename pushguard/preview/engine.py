@@ -39,6 +39,8 @@ from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from pushguard.crossguard.urn import STACK_TYPE, is_stack_urn
 from pushguard.gate.result import ResourceRecord, Source
+from pushguard.preview import remote
+from pushguard.preview.transforms import TransformError, Transforms
 
 
 def _place(source: Source | None) -> str:
@@ -84,6 +86,9 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         self.outputs: dict[str, Any] = {}
         self._claimed: dict[str, Source | None] = {}
         self._lock = threading.Lock()  # the SDK calls the monitor from executor threads
+        self.transforms = Transforms()
+        """Resource and invoke transforms, run as the engine runs them (see
+        :mod:`pushguard.preview.transforms`)."""
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
         """The URN the engine gives a resource: ``urn:pulumi:STACK::PROJECT::TYPES::NAME``, where
@@ -107,12 +112,18 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         """Refuse a URN registered before, else record the request and answer as the mock
-        monitor does."""
+        monitor does. A remote component goes to :meth:`_register_remote` first."""
+        if request.remote and request.type != STACK_TYPE:
+            constructed = self._register_remote(request)
+            if constructed is not None:
+                return constructed
         if request.type != STACK_TYPE:
             urn = self.make_urn(request.parent, request.type, request.name)
             self._claim(urn, _source(request))
+            request = self.transforms.apply(request)
         response = super().RegisterResource(request)  # type: ignore[no-untyped-call]
         if request.type != STACK_TYPE:
+            self.transforms.settled(response.urn, request)
             inputs = json_format.MessageToDict(request.object)
             check = getattr(self.mocks, "check", None)
             if callable(check) and request.custom:
@@ -141,6 +152,17 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 self.on_record(self.records[-1])
         return response
 
+    def _register_remote(self, request: Any) -> Any:
+        """A remote component (``ComponentResource(..., remote=True)``), as the engine handles it
+        (:mod:`pushguard.preview.remote`): pushguard's own ``PushSubscription`` is constructed in
+        place, as its plugin constructs it, and its response returned; any other is logged as not
+        expanded and ``None`` returned, so it is recorded like a component without children."""
+        if remote.expands(request.type):
+            return remote.construct_in_place(self, request)
+        urn = self.make_urn(request.parent, request.type, request.name)
+        remote.not_expanded_log(request.type, urn)
+        return None
+
     def ReadResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         """A read (``Resource.get``) takes its URN too: reading one that is registered, or
         registering one that was read, is a duplicate for the engine as well."""
@@ -155,6 +177,18 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             self.outputs = json_format.MessageToDict(request.outputs)
         return super().RegisterResourceOutputs(request)  # type: ignore[no-untyped-call]
 
+    def RegisterStackTransform(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        """Keep a stack transform (``register_resource_transform``) for every resource
+        registered from now on, as the engine does; the SDK's mock monitor only records it."""
+        self.transforms.register_stack(request)
+        return super().RegisterStackTransform(request)  # type: ignore[no-untyped-call]
+
+    def RegisterStackInvokeTransform(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        """Keep a stack invoke transform (``register_invoke_transform``) for every invoke
+        from now on, as the engine does."""
+        self.transforms.register_stack_invoke(request)
+        return super().RegisterStackInvokeTransform(request)  # type: ignore[no-untyped-call]
+
     def Invoke(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         """At preview, an output-form invoke the mocks cannot answer offline is unknown (the
         response's ``unknown``, as the engine answers an invoke it declines to serve); any other
@@ -164,6 +198,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         constructor type-checks every field), which an unknown field would fail. A plain invoke
         (``get_*``) must return values, so the mocks answer it.
         """
+        request = self.transforms.apply_invoke(request)
         unknown = getattr(self.mocks, "unknown_at_preview", None)
         if (
             pulumi_settings.is_dry_run()
@@ -294,7 +329,7 @@ def _quiet_duplicate_reports(loop: asyncio.AbstractEventLoop) -> None:
     previous = loop.get_exception_handler()
 
     def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-        if isinstance(context.get("exception"), DuplicateResourceURNError):
+        if isinstance(context.get("exception"), (DuplicateResourceURNError, TransformError)):
             return
         if previous is not None:
             previous(loop, context)

@@ -9,11 +9,20 @@ Any way the child ends other than finishing the program and saying so (``os._exi
 status, a signal, an interpreter crash, a time-out) is a :class:`ProgramEndedError`; a program that
 raised, called ``sys.exit`` (any code) or was refused by ``PushSubscription`` finishes normally
 and reports its :class:`~pushguard.preview.program.ProgramFailure`.
+
+While the child runs, this process is not dumpable (Linux: ``prctl(PR_SET_DUMPABLE, 0)``, see
+:func:`not_dumpable`): the child runs as the same user, and a same-user process may otherwise
+open a dumpable process's descriptors through ``/proc/PID/fd`` (and ``ptrace`` it), so a program
+could write a fake report to pushguard's stdout or into the report file. A non-dumpable process's
+``/proc/PID`` entries belong to root, and opening them needs ``CAP_SYS_PTRACE``: a program run
+with that capability (as root with full capabilities) is not kept out this way. The setting is
+restored when the run ends.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import secrets
@@ -22,7 +31,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +48,45 @@ messages."""
 
 OUTPUT_LIMIT = 1 << 20
 """Bytes of the program's stdout and of its stderr kept for the report (the rest is cut)."""
+
+
+PR_GET_DUMPABLE, PR_SET_DUMPABLE = 3, 4
+"""prctl(2) options (linux/prctl.h)."""
+
+
+class _Dumpable:
+    """The process-wide state :func:`not_dumpable` shares between nested and concurrent runs."""
+
+    lock = threading.Lock()
+    holders = 0
+    before = 1
+
+
+@contextlib.contextmanager
+def not_dumpable() -> Iterator[bool]:
+    """This process is not dumpable while the block runs (Linux ``prctl(PR_SET_DUMPABLE, 0)``),
+    so a process of the same user without ``CAP_SYS_PTRACE`` can neither open its descriptors
+    through ``/proc/PID/fd`` nor trace it (proc(5), ``/proc/pid/fd``; ptrace(2), "Ptrace access
+    mode checking"). Nested and concurrent blocks share the setting; the last one out restores
+    what it was. Yields whether the process is non-dumpable (False off Linux or if ``prctl``
+    failed; the run goes on, as it did before this protection existed)."""
+    if not sys.platform.startswith("linux"):
+        yield False
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    with _Dumpable.lock:
+        if _Dumpable.holders == 0:
+            _Dumpable.before = libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)
+            libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        _Dumpable.holders += 1
+        protected = libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 0
+    try:
+        yield protected
+    finally:
+        with _Dumpable.lock:
+            _Dumpable.holders -= 1
+            if _Dumpable.holders == 0 and _Dumpable.before > 0:
+                libc.prctl(PR_SET_DUMPABLE, _Dumpable.before, 0, 0, 0)
 
 
 class ProgramEndedError(RuntimeError):
@@ -197,8 +245,13 @@ def run_isolated(
     }
     run = IsolatedRun()
     reader = _Reader(nonce, run, on_record)
-    with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
-        with _Child(project, write_fd, stdout, stderr, timeout) as child:
+    with (
+        not_dumpable(),
+        tempfile.TemporaryFile() as stdout,
+        tempfile.TemporaryFile() as stderr,
+    ):
+        environment = program_environment(config, secret_keys)
+        with _Child(project, write_fd, stdout, stderr, timeout, environment=environment) as child:
             listener = threading.Thread(target=reader.read_all, args=(read_fd,), daemon=True)
             listener.start()
             child.send(json.dumps(job).encode())
@@ -237,7 +290,14 @@ class _Child:
     closed here."""
 
     def __init__(
-        self, project: PulumiProject, write_fd: int, stdout: Any, stderr: Any, timeout: float
+        self,
+        project: PulumiProject,
+        write_fd: int,
+        stdout: Any,
+        stderr: Any,
+        timeout: float,
+        *,
+        environment: Mapping[str, str] | None = None,
     ) -> None:
         try:
             self.process = subprocess.Popen(
@@ -248,6 +308,7 @@ class _Child:
                 pass_fds=(write_fd,),
                 cwd=project.root,
                 start_new_session=True,
+                env=environment,
             )
         finally:
             os.close(write_fd)
@@ -285,3 +346,20 @@ class _Child:
         self._timer.cancel()
         self._kill_group()  # the program's leftovers (background processes) too
         self.process.wait()
+
+
+def program_environment(
+    config: Mapping[str, str], secret_keys: Iterable[str], environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The program's environment as the Pulumi CLI's Python language host builds it: this
+    process's (``environ``, default ``os.environ``) with ``PULUMI_CONFIG`` replaced by the
+    stack's config (a JSON object of ``namespace:key`` to value) when the stack has any, and
+    ``PULUMI_CONFIG_SECRET_KEYS`` by its secret keys always, so a ``PULUMI_CONFIG`` left in a CI
+    job's environment is read here exactly when the CLI would let the program read it
+    (``sdk/python/cmd/pulumi-language-python/main.go``: ``constructConfig``,
+    ``constructConfigSecretKeys`` and the environment of ``execPython``)."""
+    environment = dict(os.environ if environ is None else environ)
+    if config:
+        environment["PULUMI_CONFIG"] = json.dumps(dict(config))
+    environment["PULUMI_CONFIG_SECRET_KEYS"] = json.dumps(sorted(secret_keys))
+    return environment

@@ -30,14 +30,21 @@ https://cloud.google.com/functions/1stgendocs/deploy (1st-gen trigger URL).
 
 from __future__ import annotations
 
+import collections.abc
 import hashlib
+import importlib
+import os
+import sys
+import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pulumi
 from pulumi.runtime import rpc
+from pulumi.runtime import settings as pulumi_settings
 
+from pushguard.crossguard.urn import provider_urn
 from pushguard.rules.accounts import service_account_email, service_agent_email
 
 PLACEHOLDER_PROJECT_NUMBER = "000000000000"
@@ -50,6 +57,33 @@ GET_PROJECT = "gcp:organizations/getProject:getProject"
 GCP_PROVIDER = "pulumi:providers:gcp"
 
 State = dict[str, Any]
+
+PROJECT_VARIABLES: tuple[str, ...] = (
+    "GOOGLE_PROJECT",
+    "GOOGLE_CLOUD_PROJECT",
+    "GCLOUD_PROJECT",
+    "CLOUDSDK_CORE_PROJECT",
+)
+"""The environment variables the Google Cloud provider reads its ``project`` from when its
+configuration has none, in their order of precedence
+(https://www.pulumi.com/registry/packages/gcp/installation-configuration/; pulumi-gcp's
+``Provider`` and ``gcp.config.project`` read the same list)."""
+
+REGION_VARIABLES: tuple[str, ...] = ("GOOGLE_REGION", "GCLOUD_REGION", "CLOUDSDK_COMPUTE_REGION")
+"""The same for ``region`` (pulumi-gcp's ``Provider``)."""
+
+
+def from_environment(
+    variables: tuple[str, ...], environ: Mapping[str, str] | None = None
+) -> tuple[str, str] | None:
+    """``(variable, value)`` of the first of ``variables`` set to a non-empty value in
+    ``environ`` (default ``os.environ``), as the provider searches them; ``None`` if none is."""
+    env = os.environ if environ is None else environ
+    for name in variables:
+        value = env.get(name)
+        if value:
+            return name, value
+    return None
 
 
 def _digest(*parts: str, length: int = 8) -> str:
@@ -210,7 +244,7 @@ def _iam_kind(type_token: str) -> _Kind | None:
 
 def _text(value: Any) -> str | None:
     """``value`` if it is a non-empty string (not an unknown or an Output), else ``None``."""
-    return value if isinstance(value, str) and value else None
+    return value if isinstance(value, str) and value and value != UNKNOWN else None
 
 
 def _merge(state: State, computed: State, *, unknown: bool) -> State:
@@ -230,9 +264,17 @@ def _merge(state: State, computed: State, *, unknown: bool) -> State:
 class GcpMocks(pulumi.runtime.Mocks):
     """Mocks for ``pulumi.runtime.set_mocks`` that plan like the Google Cloud provider.
 
-    ``project`` and ``region``: the default provider's ``gcp:project`` and ``gcp:region``;
-    ``project_numbers``: project ID to number, for ``getProject`` and the values that embed a
-    number. At preview computed outputs are unknown; otherwise they are filled. After a run,
+    ``project`` and ``region``: the default provider's ``gcp:project`` and ``gcp:region``; when
+    not given, the provider's environment variables (:data:`PROJECT_VARIABLES`,
+    :data:`REGION_VARIABLES`, read from ``environ``, default ``os.environ``), as the provider
+    does. ``project_numbers``: project ID to number, for ``getProject`` and the values that embed
+    a number.
+
+    A resource's project is its own ``project`` input, else its provider's: an explicit provider
+    (named by the resource's provider reference, found by its URN, never by its name: two
+    providers may share a name under different parents) has only its own inputs, the default
+    provider the configuration above. At preview computed outputs are unknown; otherwise they are
+    filled. After a run,
     :attr:`placeholder_projects` lists projects ``getProject`` answered with
     :data:`PLACEHOLDER_PROJECT_NUMBER`, :attr:`unknown_calls` the function tokens left unknown at
     preview and :attr:`echoed_calls` those answered only with their arguments.
@@ -244,14 +286,16 @@ class GcpMocks(pulumi.runtime.Mocks):
         project_numbers: Mapping[str, str] | None = None,
         *,
         region: str | None = None,
+        environ: Mapping[str, str] | None = None,
     ):
-        self.project = project
-        self.region = region
+        found = None if project else from_environment(PROJECT_VARIABLES, environ)
+        self.project = project or (found[1] if found else None)
+        found = None if region else from_environment(REGION_VARIABLES, environ)
+        self.region = region or (found[1] if found else None)
         self.project_numbers = dict(project_numbers or {})
         self.placeholder_projects: set[str] = set()
         self.echoed_calls: set[str] = set()
         self.unknown_calls: set[str] = set()
-        self._providers: dict[str, State] = {}
 
     def project_number(self, project: str) -> str:
         """The configured number of ``project``, or :data:`PLACEHOLDER_PROJECT_NUMBER` (recorded
@@ -263,9 +307,16 @@ class GcpMocks(pulumi.runtime.Mocks):
         return number
 
     def _provider_config(self, reference: str) -> State:
-        """The configuration of an explicit provider (``URN::ID`` reference), else ``{}``."""
-        urn = reference.rsplit("::", 1)[0] if reference else ""
-        return self._providers.get(urn.rsplit("::", 1)[-1], {}) if urn else {}
+        """The configuration of the provider a resource or an invoke names by its reference
+        (``PROVIDER_URN::ID``): an explicit provider's inputs as it was registered, found by its
+        URN in the mock monitor's registrations (``{}`` for a reference to no registered
+        provider); the default provider's ``project`` and ``region`` without a reference."""
+        urn = provider_urn(reference)
+        if not urn:
+            return {"project": self.project, "region": self.region}
+        registered = getattr(pulumi_settings.get_monitor(), "resources", {}).get(urn)
+        state = getattr(registered, "state", None)
+        return dict(state) if isinstance(state, Mapping) else {}
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, State]:
         """ID and state of a new resource, as the provider plans (preview) or creates it.
@@ -277,14 +328,15 @@ class GcpMocks(pulumi.runtime.Mocks):
             return None, {}
         preview = pulumi.runtime.is_dry_run()
         if args.typ == GCP_PROVIDER:
-            self._providers[args.name] = inputs
             return ("" if preview else f"{args.name}-provider"), inputs
         kind = _KINDS.get(args.typ) or _iam_kind(args.typ)
         if kind is None:
             return ("" if preview else f"{args.name}-id"), inputs
         provider = self._provider_config(args.provider or "")
-        project = _text(inputs.get("project")) or provider.get("project") or self.project or ""
-        region = str(provider.get("region") or self.region or "us-central1")
+        own = inputs.get("project")  # an unknown one stays unknown: the provider's is not used
+        fallback = provider.get("project") if own in (None, "") else None
+        project = _text(own) or _text(fallback) or ""
+        region = _text(provider.get("region")) or "us-central1"
         state = self.check(args.typ, args.name, inputs)
         if kind.project and project:
             state.setdefault("project", project)
@@ -320,14 +372,13 @@ class GcpMocks(pulumi.runtime.Mocks):
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> State:  # type: ignore[override]
         """Answers to provider functions: ``getProject`` from the map (or the placeholder);
-        any other function returns its arguments (recorded in :attr:`echoed_calls`): a plain
-        invoke at preview, any invoke after create (at preview an output-form invoke of a data
-        source never gets here: it is unknown, see :meth:`unknown_at_preview`)."""
+        any other function returns its arguments (recorded in :attr:`echoed_calls`), and at
+        preview, where it is a plain invoke (``get_*``; an output-form invoke of a data source
+        never gets here: it is unknown, see :meth:`unknown_at_preview`), its computed outputs
+        unknown as well (:func:`data_source_at_preview`; recorded in :attr:`unknown_calls`)."""
         if args.token == GET_PROJECT:
             provider = self._provider_config(args.provider or "")
-            project = str(
-                args.args.get("projectId") or provider.get("project") or self.project or ""
-            )
+            project = str(args.args.get("projectId") or _text(provider.get("project")) or "")
             return {
                 "projectId": project,
                 "number": self.project_number(project),
@@ -335,4 +386,100 @@ class GcpMocks(pulumi.runtime.Mocks):
                 "id": f"projects/{project}",
             }
         self.echoed_calls.add(args.token)
-        return dict(args.args)
+        if not pulumi.runtime.is_dry_run():
+            return dict(args.args)
+        self.unknown_calls.add(args.token)
+        return data_source_at_preview(args.token, args.args)
+
+
+UNKNOWN_TEXT: str = UNKNOWN + UNKNOWN
+"""What a plain data source (``get_*``) answers at preview for a computed string output: a string
+that holds Pulumi's unknown sentinel, as an offline ``secure:`` config value does. It cannot be
+the sentinel itself: the SDK turns a sentinel in an invoke's result into its ``Unknown`` object,
+which the function's typed result refuses (every field is type-checked). Twice, so that a prefix
+cut off (``uri[len("https://"):]``) still leaves a whole sentinel. pushguard's component defers any
+value holding it, and the policy pack and the reports read it as unknown
+(:func:`pushguard.crossguard.wire.holds_unknown`)."""
+
+_NESTING = 4
+"""How deep :func:`data_source_at_preview` builds nested result objects (lists of blocks)."""
+
+
+def data_source_at_preview(token: str, arguments: Mapping[str, Any]) -> State:
+    """A plain data source's answer at preview: its ``arguments`` (known, as the program gave
+    them) and every computed output the function's typed result declares (found from ``token``,
+    ``pkg:module/getThing:getThing`` -> ``pulumi_pkg.module.get_thing.GetThingResult``) unknown
+    where Pulumi's Python SDK can carry an unknown in a plain value: strings are
+    :data:`UNKNOWN_TEXT`, lists of strings one such string, nested result blocks a one-element
+    list of a block built the same way. Booleans, numbers and maps cannot hold an unknown and
+    stay absent; so does everything of a function whose result type is not found.
+
+    Why not unknown as a whole: a plain invoke's result is a value, not an Output, and the SDK
+    hands the program ``None`` for a result the engine declines to serve, which the generated
+    ``get_*`` cannot read (the program fails at ``pulumi.get``). The real engine serves a plain
+    invoke at preview by reading the cloud; offline that value cannot be known, so what the
+    program derives from it must reach the resources, and the pack, as unknown, never as absent
+    (an absent ``pushEndpoint`` would make a push subscription look like a pull one).
+    """
+    answer: State = {key: value for key, value in arguments.items() if value is not None}
+    result = _result_type(token)
+    if result is not None:
+        for key, value in _unknown_outputs(result, _NESTING).items():
+            answer.setdefault(key, value)
+    return answer
+
+
+def _result_type(token: str) -> type | None:
+    """The typed result class of function ``token`` in its Pulumi SDK, or ``None``."""
+    package, _, rest = token.partition(":")
+    path, _, function = rest.partition(":")
+    module = path.split("/", 1)[0]
+    if not (package and module and function):
+        return None
+    snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in function)
+    name = f"pulumi_{package.replace('-', '_')}"
+    if module != "index":
+        name += f".{module}"
+    try:
+        found = importlib.import_module(f"{name}.{snake}")
+    except ImportError:
+        return None
+    result = getattr(found, function[0].upper() + function[1:] + "Result", None)
+    return result if isinstance(result, type) else None
+
+
+def _unknown_outputs(cls: type, depth: int) -> State:
+    """Wire name -> unknown value for each property of the output type ``cls`` that can hold
+    one (see :func:`data_source_at_preview`)."""
+    module = sys.modules.get(cls.__module__)
+    namespace = vars(module) if module is not None else {}
+    values: State = {}
+    for attribute in vars(cls).values():
+        getter = attribute.fget if isinstance(attribute, property) else None
+        wire_name = getattr(getter, "_pulumi_name", None)
+        if getter is None or not isinstance(wire_name, str):
+            continue
+        try:
+            hint = typing.get_type_hints(getter, namespace).get("return")
+        except (NameError, TypeError, AttributeError):  # unresolvable: leave it absent
+            continue
+        value = _unknown_of(hint, depth)
+        if value is not None:
+            values[wire_name] = value
+    return values
+
+
+def _unknown_of(hint: Any, depth: int) -> Any:
+    """An unknown value of the annotated type ``hint``, or ``None`` where none can be made."""
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    origin = typing.get_origin(hint)
+    if origin is typing.Union and len(args) == 1:
+        return _unknown_of(args[0], depth)
+    if hint is str:
+        return UNKNOWN_TEXT
+    if origin in (list, collections.abc.Sequence) and len(args) == 1:
+        item = _unknown_of(args[0], depth)
+        return None if item is None else [item]
+    if isinstance(hint, type) and depth > 0 and hasattr(hint, "_pulumi_output_type"):
+        return _unknown_outputs(hint, depth - 1) or None
+    return None

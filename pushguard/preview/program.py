@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import runpy
 import sys
+import sysconfig
 import traceback
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -21,8 +22,30 @@ import pulumi
 
 from pushguard.components.spec import PushSubscriptionInputError
 from pushguard.gate.result import ResourceRecord
-from pushguard.preview.engine import ProgramRun, run_program_capturing
+from pushguard.preview.engine import DuplicateResourceURNError, ProgramRun, run_program_capturing
 from pushguard.preview.project import PulumiProject
+from pushguard.preview.transforms import TransformError
+
+_TOOL_DIRS = tuple(
+    Path(path).resolve()
+    for path in {
+        sys.prefix,
+        sys.base_prefix,
+        sysconfig.get_paths()["purelib"],
+        sysconfig.get_paths()["platlib"],
+        str(Path(__file__).resolve().parents[1]),  # pushguard itself (also an editable install)
+    }
+)
+
+
+def is_program_file(filename: str, root: Path) -> bool:
+    """True for a file of the team's program: an absolute path under ``root`` and not of an
+    installed package, the interpreter or pushguard (a virtual environment inside the project
+    folder is not the program; ``<frozen runpy>`` and ``<string>`` are not files)."""
+    if not os.path.isabs(filename):
+        return False
+    path = Path(filename).resolve()
+    return path.is_relative_to(root) and not any(path.is_relative_to(d) for d in _TOOL_DIRS)
 
 
 @dataclass(frozen=True)
@@ -116,13 +139,7 @@ def describe_failure(error: BaseException, root: Path) -> ProgramFailure:
     while (inner := _inner(innermost)) is not None and id(inner) not in seen:
         seen.add(id(inner))
         innermost = inner
-    where = None
-    for candidate in (innermost, error):
-        for frame in traceback.extract_tb(candidate.__traceback__):
-            if Path(frame.filename).resolve().is_relative_to(root):
-                where = f"{Path(frame.filename).resolve().relative_to(root)}:{frame.lineno}"
-        if where:
-            break
+    where = _where(innermost, error, root)
     text = "".join(traceback.format_exception(error))
     if isinstance(innermost, SystemExit):
         return ProgramFailure("SystemExit", f"exit status {innermost.code}", where, traceback=text)
@@ -137,3 +154,37 @@ def describe_failure(error: BaseException, root: Path) -> ProgramFailure:
             traceback=text,
         )
     return ProgramFailure(type(innermost).__name__, message, where, traceback=text)
+
+
+def _place(filename: str, line: int | None, root: Path) -> str | None:
+    if not is_program_file(filename, root):
+        return None
+    return f"{Path(filename).resolve().relative_to(root)}:{line or 0}"
+
+
+def _where(innermost: BaseException, error: BaseException, root: Path) -> str | None:
+    """The program's ``file:line`` for a failure, relative to ``root``: a syntax error's own
+    position (its traceback is the importer's, ``<frozen runpy>``), the second registration of a
+    duplicate URN, the deepest frame of the program in a failed transform's traceback (the SDK's
+    callbacks server reports it as text), else the deepest frame of the program in the
+    innermost error's traceback, then the outer error's."""
+    if isinstance(innermost, SyntaxError) and innermost.filename:
+        place = _place(innermost.filename, innermost.lineno, root)
+        if place:
+            return place
+    if isinstance(innermost, DuplicateResourceURNError) and innermost.second:
+        place = _place(*innermost.second, root)
+        if place:
+            return place
+    candidates: list[list[tuple[str, int | None]]] = []
+    if isinstance(innermost, TransformError):
+        candidates.append(list(innermost.frames))
+    for candidate in (innermost, error):
+        candidates.append(
+            [(f.filename, f.lineno) for f in traceback.extract_tb(candidate.__traceback__)]
+        )
+    for listed in candidates:
+        found = [place for filename, line in listed if (place := _place(filename, line, root))]
+        if found:
+            return found[-1]
+    return None

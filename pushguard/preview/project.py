@@ -94,6 +94,7 @@ def load_project(folder: Path) -> PulumiProject:
     name = data.get("name")
     if not isinstance(name, str) or not name:
         raise ProjectError(f"{path}: 'name' is required")
+    _require_python(path, data.get("runtime"))
     main = folder / str(data.get("main") or ".")
     stack_dir = folder / str(data.get("stackConfigDir") or ".")
     defaults = _config_defaults(path, name, data.get("config") or {})
@@ -103,6 +104,52 @@ def load_project(folder: Path) -> PulumiProject:
     if not project.entry_point.is_file():
         raise ProjectError(f"{path}: the program {project.entry_point} does not exist")
     return project
+
+
+def _require_python(path: Path, runtime: Any) -> None:
+    """The project's ``runtime`` (``name`` or ``{name: ..., options: ...}``) must be Python: the
+    preview runs the program in a Python interpreter, as Pulumi's Python language host does.
+
+    Raises:
+        ProjectError: another runtime (``nodejs``, ``yaml``, ``go``, ...), naming it and what to
+            run instead.
+    """
+    name = runtime.get("name") if isinstance(runtime, dict) else runtime
+    if name is None or name == "python":
+        return
+    raise ProjectError(
+        f"{path}: the project's program is not Python (runtime: {name}); pushguard preview runs "
+        "Python programs only. For a program in another language run the Pulumi CLI's "
+        "`pulumi preview --policy-pack` with pushguard's pack, or `pushguard analyze` on the "
+        "stack's state (`pulumi stack export`)"
+    )
+
+
+def stack_environments(project: PulumiProject, stack: str) -> list[str]:
+    """The Pulumi ESC environments the stack file imports (``environment:`` as a list of names,
+    or ``{imports: [...]}``), in their order; ``[]`` without a stack file or imports. They
+    cannot be resolved offline (https://www.pulumi.com/docs/esc/integrations/infrastructure/pulumi-iac/).
+
+    Raises:
+        ProjectError: the stack file is malformed.
+    """
+    path = project.stack_config_file(stack)
+    if not path.is_file():
+        return []
+    raw = _read_yaml(path).get("environment")
+    if isinstance(raw, dict):
+        raw = raw.get("imports")
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list):
+        return []
+    names = []
+    for entry in raw:  # an import is a name, or a mapping of one name to options
+        if isinstance(entry, dict):
+            names += [str(key) for key in entry]
+        elif entry is not None:
+            names.append(str(entry))
+    return names
 
 
 def _full_key(project: str, key: str) -> str:

@@ -34,7 +34,8 @@ from pushguard.preview.isolation import (
 from pushguard.preview.mocks import PLACEHOLDER_PROJECT_NUMBER
 from pushguard.preview.origin import PreviewError, ProgramOrigin
 from pushguard.preview.program import ProgramFailure
-from pushguard.preview.stacks import load_stack, project_numbers
+from pushguard.preview.remote import not_checked, not_expanded, not_expanded_error
+from pushguard.preview.stacks import load_stack, project_numbers, stack_notes
 from pushguard.preview.streaming import AnalyzerRequests, StreamingAnalysis
 
 COMPONENT_TYPE = "pushguard:index:PushSubscription"
@@ -106,6 +107,7 @@ def run_preview(options: PreviewOptions) -> StackResult:
             raise PreviewError(str(ended), result) from None
         timings = {"program": time.perf_counter() - clock}
         _fill(result, run)
+        result.notes += stack_notes(project, stack, config)
         diagnostics = _finish(stream, run.failure, result, timings)
     finally:
         pack.close()
@@ -114,6 +116,10 @@ def run_preview(options: PreviewOptions) -> StackResult:
     result.violations = sort_violations([*result.violations, *found])
     timings["total"] = time.perf_counter() - started
     result.timings = timings
+    unexpanded = not_expanded(run.logs)[1]
+    if unexpanded:  # what the engine would construct is not known: never a pass
+        result.not_checked = [*result.not_checked, *not_checked(unexpanded)]
+        raise PreviewError(not_expanded_error(unexpanded), result)
     return result
 
 
@@ -121,7 +127,7 @@ def _fill(result: StackResult, run: IsolatedRun) -> None:
     """What the run says, in a stable order (registrations arrive as the runtime completes
     them, which varies from run to run)."""
     result.resources = sorted(run.records, key=lambda r: r.urn)
-    result.logs = sorted(run.logs)
+    result.logs = sorted(not_expanded(run.logs)[0])
     result.outputs = dict(sorted(run.outputs.items()))
     result.program_output = run.output
     result.call_stacks = run.call_stacks
@@ -221,13 +227,14 @@ def _notes(run: IsolatedRun) -> list[str]:
         "policies that read it), which the pack reads too"
         for project in sorted(run.placeholder_projects)
     ]
+    unknown = set(run.unknown_calls)
     notes += [
         f"provider function {token} answered with its own arguments (no cloud calls offline)"
-        for token in sorted(run.echoed_calls)
+        for token in sorted(set(run.echoed_calls) - unknown)
     ]
     notes += [
         f"provider function {token} cannot be answered offline: its result is unknown at "
         "preview (as a value known only after the stack is deployed)"
-        for token in sorted(run.unknown_calls)
+        for token in sorted(unknown)
     ]
     return notes

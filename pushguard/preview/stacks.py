@@ -1,6 +1,7 @@
 """Stack choice and stack config reading: find the project, choose the stack, load its config,
 and read from it what the preview needs (project numbers for ``getProject``, the default
-providers' inputs)."""
+providers' inputs, what the report must say about config the preview cannot see or that the
+environment adds)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pushguard.policy.config_file import PolicyConfig
+from pushguard.preview.mocks import PROJECT_VARIABLES, REGION_VARIABLES, from_environment
 from pushguard.preview.origin import PreviewError
 from pushguard.preview.project import (
     ProjectError,
@@ -19,6 +21,7 @@ from pushguard.preview.project import (
     find_project,
     load_project,
     load_stack_config,
+    stack_environments,
 )
 
 PROJECT_NUMBERS_KEY = "pushguard:projectNumbers"
@@ -131,3 +134,102 @@ def provider_config(package: str, config: Mapping[str, str]) -> dict[str, Any]:
         except json.JSONDecodeError:
             props[name] = text
     return props
+
+
+def default_provider_config(
+    package: str, config: Mapping[str, str], environ: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """The inputs of ``package``'s default provider as the provider ends up configured: the
+    stack's ``package:*`` config (:func:`provider_config`) and, for ``gcp``, ``project`` and
+    ``region`` from the provider's environment variables when the config has none
+    (:data:`~pushguard.preview.mocks.PROJECT_VARIABLES`, in the provider's order; ``environ``
+    defaults to ``os.environ``)."""
+    props = provider_config(package, config)
+    if package == "gcp":
+        for key, variables in (("project", PROJECT_VARIABLES), ("region", REGION_VARIABLES)):
+            found = None if props.get(key) else from_environment(variables, environ)
+            if found is not None:
+                props[key] = found[1]
+    return props
+
+
+def stack_notes(
+    project: PulumiProject,
+    stack: str,
+    config: Mapping[str, str],
+    environ: Mapping[str, str] | None = None,
+) -> list[str]:
+    """What the report must say about the stack's config, in a stable order:
+
+    - the Pulumi ESC environments the stack file imports (``environment:``), which cannot be
+      resolved offline, so their config is missing;
+    - the default Google provider's project when it comes from an environment variable (where
+      there is none, the pack lists the rules that need it as not checked, per subscription);
+    - ``PULUMI_CONFIG`` in the environment (``environ``, default ``os.environ``) when it holds keys
+      the stack config lacks: the program under the preview can read them (the SDK falls back to
+      the variable, ``pulumi/runtime/config.py``), but the Python language host replaces
+      ``PULUMI_CONFIG`` with the stack's config whenever the stack has any
+      (``sdk/python/cmd/pulumi-language-python/main.go``), so under the CLI they are unset;
+      ``PULUMI_CONFIG_<KEY>`` variables, which both read, are named too.
+
+    Raises:
+        PreviewError: the stack file cannot be read (it was read before, so only if it changed).
+    """
+    env = os.environ if environ is None else environ
+    notes: list[str] = []
+    try:
+        imported = stack_environments(project, stack)
+    except ProjectError as error:
+        raise PreviewError(str(error)) from None
+    if imported:
+        names = ", ".join(imported)
+        notes.append(
+            f"{project.stack_config_file(stack).name} imports the Pulumi ESC environment(s) "
+            f"{names}, which cannot be resolved offline: config and environment variables from "
+            "them are missing from this preview"
+        )
+    if not config.get("gcp:project"):
+        found = from_environment(PROJECT_VARIABLES, env)
+        if found is not None:
+            notes.append(
+                f"the default Google provider's project {found[1]!r} comes from {found[0]} "
+                "(no gcp:project in the stack config), as the provider reads it"
+            )
+    notes += _pulumi_config_notes(config, env)
+    return notes
+
+
+def _pulumi_config_notes(config: Mapping[str, str], env: Mapping[str, str]) -> list[str]:
+    notes = []
+    raw = env.get("PULUMI_CONFIG")
+    if raw:
+        try:
+            extra = json.loads(raw)
+        except json.JSONDecodeError:
+            extra = None
+        keys = sorted(str(k) for k in extra if k not in config) if isinstance(extra, dict) else []
+        if not isinstance(extra, dict):
+            notes.append("PULUMI_CONFIG in the environment is not a JSON object; it is ignored")
+        elif keys and config:
+            notes.append(
+                f"PULUMI_CONFIG in the environment holds {', '.join(keys)}, which the stack "
+                "config lacks: the Pulumi CLI's Python language host replaces PULUMI_CONFIG with "
+                "the stack's config, so the program does not see them, here as under pulumi "
+                "preview"
+            )
+        elif keys:
+            notes.append(
+                f"PULUMI_CONFIG in the environment supplies {', '.join(keys)} (the stack config "
+                "is empty, so the Pulumi CLI passes the variable on to the program too)"
+            )
+    named = sorted(
+        name
+        for name in env
+        if name.startswith("PULUMI_CONFIG_") and name != "PULUMI_CONFIG_SECRET_KEYS"
+    )
+    if named:
+        notes.append(
+            f"{', '.join(named)} set in the environment: a config key the stack config lacks is "
+            "read from its variable, here as under the Pulumi CLI"
+        )
+    return notes

@@ -23,18 +23,23 @@ from pushguard.gate.result import ResourceRecord
 from pushguard.gate.session import PackSession
 from pushguard.policy.config_file import PolicyConfig
 from pushguard.preview.project import PulumiProject
-from pushguard.preview.stacks import provider_config
+from pushguard.preview.stacks import default_provider_config
 
 
 class AnalyzerRequests:
     """Turns registrations into what the engine sends the pack: ``Analyze`` gets a resource's
     checked inputs, ``AnalyzeStack`` its planned outputs; a custom resource carries its
-    provider's configuration (an explicit provider's inputs, else the stack's config of its
-    package, as for a default provider). Feed registrations in order (providers first)."""
+    provider's configuration: the inputs of the explicit provider its reference names, found by
+    the provider's URN (never its name: two providers may share a name under different parents),
+    else the default provider's (the stack's config of its package, and for ``gcp`` the
+    provider's environment variables, see
+    :func:`~pushguard.preview.stacks.default_provider_config`). Feed registrations in order
+    (providers first)."""
 
     def __init__(self, project: PulumiProject, stack: str, config: Mapping[str, str]) -> None:
         self.config = config
         self.explicit: dict[str, Mapping[str, Any]] = {}
+        self._prefix = f"urn:pulumi:{stack}::{project.name}::"
         self.root = AnalyzerResource(
             urn=stack_urn(project.name, stack),
             type=STACK_TYPE,
@@ -48,16 +53,35 @@ class AnalyzerRequests:
         if record.type.startswith(PROVIDER_TYPE_PREFIX):
             self.explicit[record.urn] = record.inputs
         provider = None
+        provider_type = f"{PROVIDER_TYPE_PREFIX}{package}"
+        urn = ""
         if record.custom and package != "pulumi":
-            reference = provider_urn(record.provider)
-            provider = dict(self.explicit.get(reference) or provider_config(package, self.config))
-        provider_type = f"pulumi:providers:{package}"
+            provider = self.provider_props(record.provider, package)
+            # The engine names the provider resource by its URN: the explicit one's, else the
+            # default provider's (``default``).
+            urn = provider_urn(record.provider) or f"{self._prefix}{provider_type}::default"
         return (
-            AnalyzerResource.from_record(record, provider, provider_type=provider_type),
-            AnalyzerResource.from_record(
-                record, provider, provider_type=provider_type, outputs=True
+            replace(
+                AnalyzerResource.from_record(record, provider, provider_type=provider_type),
+                provider_urn=urn,
+            ),
+            replace(
+                AnalyzerResource.from_record(
+                    record, provider, provider_type=provider_type, outputs=True
+                ),
+                provider_urn=urn,
             ),
         )
+
+    def provider_props(self, reference: str, package: str) -> dict[str, Any]:
+        """The configuration of the provider ``reference`` (``PROVIDER_URN::ID``) names: an
+        explicit provider's inputs by its URN (``{}`` if no provider with that URN was
+        registered: its configuration is not known), else, without a reference, the default
+        provider of ``package``."""
+        urn = provider_urn(reference)
+        if urn:
+            return dict(self.explicit.get(urn, {}))
+        return default_provider_config(package, self.config)
 
 
 class StreamingAnalysis:

@@ -16,9 +16,12 @@ host, the port, and a path under the prefix's path; an endpoint with userinfo is
 so neither ``https://partner.example.evil.test`` nor ``https://partner.example@evil.test`` is
 exempted by ``https://partner.example``.
 
-An endpoint not known yet (at preview) that is computed from a Cloud Run service or Cloud Function
-in the same deployment is that service's Google-issued ``https://`` URL and passes; the real value
-is checked when it is known (before ``pulumi up`` creates the subscription).
+An endpoint not known yet (at preview) is undecided, even when it is computed from a Cloud Run
+service or Cloud Function in the same deployment: the engine sends a service's ``uri`` and any
+value computed from it (``"http://" + ...``) alike, so neither is presumed to be the service's
+``https://`` URL. The pack reports it as not verifiable at preview (an advisory, or a violation
+with ``unknownAtPreview: enforce``), and checks the real value when it is known, before
+``pulumi up`` creates the subscription.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
         matches_exempt_prefix(facts.push_endpoint, prefix)
         for prefix in facts.exempt_endpoint_prefixes
     ):
-        return  # no endpoint, an exempt one, or one computed from a Google-issued service URL
+        return  # no endpoint (a pull subscription) or an exempt one
     try:
         endpoint = parse_endpoint(facts.push_endpoint)
     except EndpointError as error:

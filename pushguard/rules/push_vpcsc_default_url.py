@@ -8,8 +8,9 @@ push subscriptions keep delivering but are not protected by the perimeter and ca
 ``https://[TAG---]SERVICE-PROJECT_NUMBER.REGION.run.app``
 (https://cloud.google.com/run/docs/triggering/https-request). The host is classified after IDNA and
 case normalisation, so lookalikes such as ``x.a.run.app.evil.example`` or ``evilrun.app`` fail.
-An endpoint not known yet (at preview) that is computed from a Cloud Run service in the same
-deployment is presumed to be its default URL (``uri``); the real value is checked once known.
+An endpoint not known yet (at preview) is undecided, even when it is computed from a Cloud Run
+service in the same deployment (the engine sends the service's ``uri`` and a value computed from
+it alike); the real value is checked once known.
 An endpoint served by a 1st-gen Cloud Function (the target the component is given, or the function
 in the same deployment the endpoint is computed from) fails even before its URL is known: a 1st-gen
 function has only its ``https://REGION-PROJECT.cloudfunctions.net/NAME`` URL (``httpsTrigger.url``,
@@ -62,7 +63,7 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
                 "not work inside a perimeter and whose run.app URL does",
                 "push_endpoint",
             )
-        return  # computed from a Cloud Run service's default URL (its uri)
+        return  # no endpoint: a pull subscription
     try:
         endpoint = parse_endpoint(facts.push_endpoint or "")
     except EndpointError as error:

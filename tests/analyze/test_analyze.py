@@ -18,6 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pushguard.analyze.deployment import StateFileError, read_state
+from pushguard.analyze.report import state_key
 from pushguard.analyze.runner import AnalyzeOptions, analyze_stack, run_analyze
 from pushguard.cli import app
 from pushguard.gate.result import StackResult
@@ -316,8 +317,6 @@ def test_the_pack_gets_what_pulumi_policy_analyze_sends(legacy, tmp_path: Path) 
 MALFORMED = {
     "truncated.json": ('{"version": 3, "deployment": {"resources": [', "is not JSON"),
     "newer.json": ({"version": 4, "deployment": {}}, "deployment version 4 is newer"),
-    "neither.json": ({"version": 3, "stack": "dev"}, "neither deployment"),
-    "array.json": ([1, 2], "must be a JSON object"),
     "no-type.json": (
         {
             "version": 3,
@@ -361,6 +360,12 @@ MALFORMED = {
     ),
     "binary.json": (b"\xff\xfe\x00garbage", "not UTF-8"),
 }
+NAMED = {
+    "neither.json": ({"version": 3, "stack": "dev"}, "neither deployment"),
+    "array.json": ([1, 2], "must be a JSON object"),
+}
+"""JSON files that are not Pulumi state: skipped in a folder (see test_large_and_mixed.py),
+unreadable when named on the command line."""
 
 
 def test_malformed_files_exit_2_naming_each_while_the_others_are_analysed(
@@ -374,20 +379,23 @@ def test_malformed_files_exit_2_naming_each_while_the_others_are_analysed(
             (bad / name).write_bytes(content)
         else:
             write(bad, name, content if isinstance(content, str) else json.dumps(content))
+    named = [write(tmp_path, name, json.dumps(content)) for name, (content, _) in NAMED.items()]
     missing = tmp_path / "nowhere.json"
     report_file = tmp_path / "report.json"
     code, out, err = analyze(
-        good, bad, missing, "--policy-config", CONFIG, "-o", report_file, "-f", "json"
+        good, bad, *named, missing, "--policy-config", CONFIG, "-o", report_file, "-f", "json"
     )
     assert code == 2
     report = json.loads(report_file.read_text())
     assert [s["stack"] for s in report["stacks"]] == ["legacy"], "the good file is analysed"
     assert findings(report["stacks"][0]) == preview_findings(legacy)
     unreadable = {Path(u["path"]).name: u["message"] for u in report["unreadable"]}
-    assert set(unreadable) == {*MALFORMED, "nowhere.json"}
+    assert set(unreadable) == {*MALFORMED, *NAMED, "nowhere.json"}
     for name, (_, expected) in MALFORMED.items():
         assert expected in unreadable[name], name
         assert str(bad / name) in err, f"stderr names {name}"
+    for name, (_, expected) in NAMED.items():
+        assert expected in unreadable[name], name
     assert unreadable["nowhere.json"] == "does not exist"
     assert report["summary"] == {
         "stacks": 1,
@@ -436,8 +444,8 @@ def test_the_reports_are_deterministic_and_sarif_valid(legacy, dev, tmp_path: Pa
     jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text())).validate(log)
     ids = [run["automationDetails"]["id"] for run in log["runs"]]
     assert ids == [
-        "pushguard-analyze/pushguard-example/dev/",
-        "pushguard-analyze/pushguard-example/legacy/",
+        f"pushguard-analyze/pushguard-example/dev/{state_key(states[1])}/",
+        f"pushguard-analyze/pushguard-example/legacy/{state_key(states[0])}/",
         "pushguard-analyze/",
     ]
     failed = log["runs"][-1]["invocations"][0]

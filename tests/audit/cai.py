@@ -108,7 +108,9 @@ def service_account(
 def run_service(project_id: str, number: str, name: str, uri: str) -> dict[str, Any]:
     """A Cloud Run v2 service (run.googleapis.com/Service, as in tfplan2cai's v2 example)."""
     return {
-        "name": f"//run.googleapis.com/projects/{project_id}/locations/europe-west1/services/{name}",
+        "name": (
+            f"//run.googleapis.com/projects/{project_id}/locations/europe-west1/services/{name}"
+        ),
         "asset_type": "run.googleapis.com/Service",
         "resource": {
             "version": "v2",

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
-from pushguard.audit.job import AuditOptions, AuditResult, run_audit
+from pushguard.audit.job import run_audit
+from pushguard.audit.options import AuditOptions, AuditResult
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "cai"
 
@@ -50,12 +51,13 @@ class Audit:
 
     @property
     def findings(self) -> list[dict[str, Any]]:
-        return [json.loads(l) for l in (self.out / "findings.jsonl").read_text().splitlines()]
+        text = (self.out / "findings.jsonl").read_text()
+        return [json.loads(line) for line in text.splitlines()]
 
     @property
     def quarantined(self) -> list[dict[str, Any]]:
         text = (self.out / "quarantine" / "quarantined.jsonl").read_text()
-        return [json.loads(l) for l in text.splitlines()]
+        return [json.loads(line) for line in text.splitlines()]
 
     def violations(self, subscription: str) -> set[str]:
         return {

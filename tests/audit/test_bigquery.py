@@ -30,14 +30,12 @@ from typer.testing import CliRunner
 
 from pushguard.audit import bigquery
 from pushguard.audit.bigquery import (
-    ACCESS_POLICY_TABLE,
-    IAM_POLICY_TABLE,
-    RESOURCE_TABLE,
     BigQueryInput,
     BigQueryInputError,
     parse_input,
     per_asset_type_table,
 )
+from pushguard.audit.bigquery_tables import ACCESS_POLICY_TABLE, IAM_POLICY_TABLE, RESOURCE_TABLE
 from pushguard.audit.schemas import NEEDED_TYPES
 from pushguard.cli import app
 

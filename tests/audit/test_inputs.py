@@ -159,10 +159,10 @@ def test_cli_exit_codes(spark: SparkSession, tmp_path: Path) -> None:
 
 def test_spark_submit_runs_the_same_job(tmp_path: Path) -> None:
     """The module spark-submit runs: a fresh Spark application, the same options and exit code."""
-    import subprocess  # noqa: PLC0415
-    import sys  # noqa: PLC0415
+    import subprocess
+    import sys
 
-    import pushguard.audit.__main__ as entry  # noqa: PLC0415
+    import pushguard.audit.__main__ as entry
 
     submit = Path(sys.executable).with_name("spark-submit")
     export = write_lines(tmp_path / "export.json", [GOOD])

@@ -11,7 +11,6 @@ since a stack and an export hold grants in different shapes.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest

@@ -157,13 +157,19 @@ def test_invalid_config_is_a_clear_diagnostic(
 # --- unknown values at preview ----------------------------------------------------------------
 
 
-def test_endpoint_from_a_cloud_run_service_in_the_stack_passes_without_a_diagnostic(
+def test_endpoint_from_a_cloud_run_service_in_the_stack_is_undecided_naming_the_service(
     pack: PolicyPackProcess,
 ) -> None:
+    """``svc.uri`` and a value computed from it look alike on the wire: neither is presumed to
+    be the service's URL (issue 20; tests/crossguard/test_derived_urls.py)."""
     pack.configure(settings_for_all(perimeterProjects=[PROJECT]))
     sub = subscription(pushConfig=push_config(endpoint=UNKNOWN), deps={"pushConfig": (RUN_URN,)})
     found = everything(pack, [sub, run_service()])
-    assert not [d for d in found if d.policy in ("push-endpoint-https", "push-vpcsc-default-url")]
+    endpoint = [d for d in found if d.policy in ("push-endpoint-https", "push-vpcsc-default-url")]
+    assert sorted(d.policy for d in endpoint) == ["push-endpoint-https", "push-vpcsc-default-url"]
+    for d in endpoint:
+        assert d.level == "advisory" and d.message.startswith(PREVIEW_PREFIX)
+        assert "gcp:cloudrunv2/service:Service 'orders'" in d.message
 
 
 def lb_sub() -> AnalyzerResource:

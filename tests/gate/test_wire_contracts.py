@@ -104,3 +104,11 @@ def test_a_stack_request_collects_notes_and_shares_its_cache() -> None:
         assert current_scope() is scope
         assert scope.notes is not None and scope.stack_cache == {}
     assert current_scope().stack_cache is None
+
+
+def test_sarif_uris_are_uri_references() -> None:
+    from pushguard.gate.sarif import uri
+
+    assert uri("stacks/legacy.py") == "stacks/legacy.py"
+    assert uri("my stacks/state #1?.json") == "my%20stacks/state%20%231%3F.json"
+    assert uri("/tmp/a b/state.json") == "file:///tmp/a%20b/state.json"

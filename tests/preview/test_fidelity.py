@@ -20,7 +20,7 @@ from pushguard.cli import app
 from pushguard.gate.result import StackResult
 from pushguard.preview import engine
 from pushguard.preview.engine import run_program_capturing
-from pushguard.preview.mocks import UNKNOWN, GcpMocks
+from pushguard.preview.mocks import UNKNOWN, UNKNOWN_TEXT, GcpMocks
 from pushguard.preview.origin import PreviewError, ProgramOrigin
 from pushguard.preview.project import find_project, load_project
 from pushguard.preview.stacks import choose_stack, load_stack
@@ -260,18 +260,22 @@ def test_after_create_a_data_source_answers_with_its_arguments() -> None:
     assert the_mocks.echoed_calls == {"gcp:cloudrunv2/getService:getService"}
 
 
-def test_a_plain_data_source_still_answers_with_its_arguments_at_preview() -> None:
+def test_a_plain_data_source_answers_its_arguments_and_unknown_outputs_at_preview() -> None:
+    """Arguments known, computed outputs unknown (never absent): a string holding the unknown
+    sentinel, as a plain value can carry it (issue 20; see test_derived_and_data_sources.py)."""
     seen: dict[str, object] = {}
 
     def program() -> None:
         service = gcp.cloudrunv2.get_service(name="orders", location="europe-west1")
-        seen.update(name=service.name, uri=service.uri)
+        seen.update(name=service.name, uri=service.uri, urls=service.urls)
 
     the_mocks = mocks()
     _, error = run_program_capturing(program, the_mocks, config=CONFIG)
     assert error is None, repr(error)
-    assert seen == {"name": "orders", "uri": None}
+    assert seen == {"name": "orders", "uri": UNKNOWN_TEXT, "urls": [UNKNOWN_TEXT]}
+    assert UNKNOWN in UNKNOWN_TEXT and UNKNOWN_TEXT != UNKNOWN
     assert the_mocks.echoed_calls == {"gcp:cloudrunv2/getService:getService"}
+    assert the_mocks.unknown_calls == {"gcp:cloudrunv2/getService:getService"}
 
 
 def test_a_component_fed_a_data_source_uri_previews_with_the_endpoint_undecided(

@@ -499,3 +499,157 @@ def test_the_analyzer_protocol_names_exist() -> None:
 def test_component_provider_host_takes_a_name_and_components() -> None:
     """``components/__main__.py`` serves the component with this experimental entry point."""
     assert {"name", "components"} <= set(inspect.signature(component_provider_host).parameters)
+
+
+# --- transforms: callbacks on the SDK's callbacks server (pushguard/preview/transforms.py) -------
+
+
+class TransformMonitor(Monitor):
+    """Keeps the stack transforms' and stack invoke transforms' callbacks, as the engine does."""
+
+    def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
+        super().__init__(mocks)
+        self.stack_callbacks: list[Any] = []
+        self.invoke_callbacks: list[Any] = []
+
+    def RegisterStackTransform(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        self.stack_callbacks.append(request)
+        return super().RegisterStackTransform(request)  # type: ignore[no-untyped-call]
+
+    def RegisterStackInvokeTransform(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        self.invoke_callbacks.append(request)
+        return super().RegisterStackInvokeTransform(request)  # type: ignore[no-untyped-call]
+
+
+def _callback_invoke(callback: Any, request: bytes) -> bytes:
+    """``Callbacks.Invoke`` over loopback gRPC, as the engine (and transforms.py) calls it."""
+    import grpc
+    from pulumi.runtime.proto import callback_pb2, callback_pb2_grpc
+
+    with grpc.insecure_channel(callback.target, options=[("grpc.enable_http_proxy", 0)]) as ch:
+        stub = callback_pb2_grpc.CallbacksStub(ch)
+        answer = stub.Invoke(
+            callback_pb2.CallbackInvokeRequest(token=callback.token, request=request)
+        )
+    return bytes(answer.response)
+
+
+def test_the_mock_monitor_advertises_transforms_and_invoke_transforms() -> None:
+    """Without these features the SDK refuses ``transforms`` ("The Pulumi CLI does not support
+    transforms"); transforms.py relies on the mock runtime offering both."""
+    start()
+    assert pulumi_settings.monitor_supports_feature(
+        resource_pb2.RESOURCE_MONITOR_FEATURE_TRANSFORMS
+    )
+    assert pulumi_settings.monitor_supports_feature(
+        resource_pb2.RESOURCE_MONITOR_FEATURE_INVOKE_TRANSFORMS
+    )
+
+
+def test_transforms_reach_the_monitor_as_callbacks_served_over_loopback_grpc() -> None:
+    """``ResourceOptions(transforms=...)`` arrives as ``RegisterResourceRequest.transforms``,
+    ``register_resource_transform`` as ``RegisterStackTransform(Callback)`` and
+    ``register_invoke_transform`` as ``RegisterStackInvokeTransform(Callback)``, each a
+    ``target`` on 127.0.0.1 and a ``token``; the monitor is called from an executor thread, so
+    the program's loop serves ``Callbacks.Invoke`` (a ``TransformRequest`` in, a
+    ``TransformResponse`` out, properties in wire form, camelCase keys) while it waits."""
+    monitor = start(TransformMonitor(Mocks()))
+    answers: list[Any] = []
+
+    def own(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult:
+        return pulumi.ResourceTransformResult({**args.props, "size": 2}, args.opts)
+
+    def program() -> None:
+        pulumi.runtime.register_resource_transform(lambda args: None)
+        pulumi.runtime.register_invoke_transform(lambda args: None)
+        Thing("thing", {"size": 1}, pulumi.ResourceOptions(transforms=[own]))
+
+    original = monitor.RegisterResource
+
+    def calling(request: Any) -> Any:
+        if request.transforms:
+            transform = resource_pb2.TransformRequest(
+                type=request.type, name=request.name, custom=True, properties=request.object
+            )
+            raw = _callback_invoke(request.transforms[0], transform.SerializeToString())
+            answers.append(resource_pb2.TransformResponse.FromString(raw))
+        return original(request)
+
+    monitor.RegisterResource = calling  # type: ignore[method-assign]
+    run(program)
+    for callback in [*monitor.stack_callbacks, *monitor.invoke_callbacks]:
+        assert callback.target.startswith("127.0.0.1:") and callback.token
+    assert len(monitor.stack_callbacks) == len(monitor.invoke_callbacks) == 1
+    (answer,) = answers
+    assert answer.HasField("properties")
+    assert json_format.MessageToDict(answer.properties) == {"size": 2}
+
+
+def test_a_failed_transform_is_a_grpc_error_with_the_message_and_the_users_frames() -> None:
+    """transforms.py reads a failed callback's details as ``_CallbackServicer.Invoke`` and
+    ``pretty_error`` word them: ``Invoke callback TOKEN error: MESSAGE:\\n  File "...", line N``."""
+    import grpc
+
+    monitor = start(TransformMonitor(Mocks()))
+    errors: list[str] = []
+
+    def broken(args: pulumi.ResourceTransformArgs) -> None:
+        raise RuntimeError("no way")
+
+    def program() -> None:
+        pulumi.runtime.register_resource_transform(broken)
+        Thing("thing", {"size": 1})
+
+    original = monitor.RegisterResource
+
+    def calling(request: Any) -> Any:
+        if request.type == "test:index:Thing":
+            (callback,) = monitor.stack_callbacks
+            try:
+                _callback_invoke(callback, resource_pb2.TransformRequest().SerializeToString())
+            except grpc.RpcError as error:
+                errors.append(str(error.details()))
+        return original(request)
+
+    monitor.RegisterResource = calling  # type: ignore[method-assign]
+    run(program)
+    (details,) = errors
+    assert details.startswith(
+        f"Invoke callback {monitor.stack_callbacks[0].token} error: no way:\n"
+    )
+    assert f'File "{__file__}", line' in details
+
+
+# --- the in-place expansion of pushguard's remote component (pushguard/preview/remote.py) -----
+
+
+def test_the_provider_servicer_construct_helpers_remote_expansion_calls() -> None:
+    from pulumi.provider.server import ProviderServicer
+
+    # Static helpers, called on an instance as remote.py does.
+    assert list(inspect.signature(ProviderServicer._construct_inputs).parameters) == [
+        "inputs",
+        "input_dependencies",
+    ]
+    assert inspect.iscoroutinefunction(ProviderServicer._construct_inputs)
+    assert list(inspect.signature(ProviderServicer._construct_options).parameters) == ["request"]
+    assert list(inspect.signature(ProviderServicer._construct_response).parameters) == [
+        "self",
+        "result",
+    ]
+    assert inspect.iscoroutinefunction(ProviderServicer._construct_response)
+    assert list(inspect.signature(ProviderServicer.__init__).parameters)[:4] == [
+        "self",
+        "provider",
+        "args",
+        "engine_address",
+    ]
+
+
+def test_config_secret_keys_are_readable_where_remote_expansion_reads_them() -> None:
+    from pulumi.runtime import config as pulumi_config
+
+    pulumi_config.set_all_config({"team:token": "x", "team:name": "y"}, ["team:token"])
+    assert list(pulumi_config._SECRET_KEYS.get()) == ["team:token"]
+    assert dict(pulumi_config.CONFIG.get()) == {"team:token": "x", "team:name": "y"}
+    assert isinstance(pulumi_settings.SETTINGS.monitor_features, set | frozenset | type(None))

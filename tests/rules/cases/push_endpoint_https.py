@@ -92,7 +92,20 @@ WIRE_CASES: list[WireCase] = [
         exemptEndpointPrefixes=["rpc://"],
     ),
     wire(
-        RULE_ID, "pass", "uri of a cloud run service in the stack", cloud_run_sub(), run_service()
+        RULE_ID,
+        "pass",
+        "uri of a cloud run service in the stack: undecided at preview, no violation",
+        cloud_run_sub(),
+        run_service(),
+    ),
+    wire(
+        RULE_ID,
+        "fail",
+        "uri of a cloud run service in the stack, enforce: not presumed https",
+        cloud_run_sub(),
+        run_service(),
+        message=("could not be verified", "gcp:cloudrunv2/service:Service 'orders'"),
+        unknownAtPreview="enforce",
     ),
     wire(
         RULE_ID,

@@ -168,10 +168,20 @@ WIRE_CASES: list[WireCase] = [
     wire(
         RULE_ID,
         "pass",
-        "perimeter, uri of a cloud run service in the stack",
+        "perimeter, uri of a cloud run service in the stack: undecided at preview, no violation",
         cloud_run_sub(),
         run_service(),
         perimeterProjects=[PROJECT],
+    ),
+    wire(
+        RULE_ID,
+        "fail",
+        "perimeter, uri of a cloud run service in the stack, enforce: not presumed run.app",
+        cloud_run_sub(),
+        run_service(),
+        message=("could not be verified",),
+        perimeterProjects=[PROJECT],
+        unknownAtPreview="enforce",
     ),
     wire(
         RULE_ID,

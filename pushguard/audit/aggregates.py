@@ -1,0 +1,196 @@
+"""The small aggregates the summary and the report need, over the persisted facts and findings,
+computed by one Spark job (:func:`collect_aggregates`).
+
+Each aggregate is a frame of one named struct column (:data:`FINDING_COUNTS`,
+:data:`SUBSCRIPTION_TOTALS`, :data:`PROJECT_OFFENDERS`, :data:`FOLDER_OFFENDERS`,
+:data:`WORST_SUBSCRIPTIONS`), with named fields; the five are unioned by name (each row carries
+one of the structs, the others null) so that one ``collect`` runs them all, and come back as
+typed rows (:class:`Aggregates`). Each part is at most a few hundred rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyspark.sql import Column, DataFrame, Row
+from pyspark.sql import functions as F
+
+TOP = 25
+"""How many projects, folders and subscriptions the report lists (the most violations first)."""
+
+FINDING_COUNTS = "finding_counts"
+SUBSCRIPTION_TOTALS = "subscription_totals"
+PROJECT_OFFENDERS = "project_offenders"
+FOLDER_OFFENDERS = "folder_offenders"
+WORST_SUBSCRIPTIONS = "worst_subscriptions"
+
+
+@dataclass(frozen=True)
+class FindingCount:
+    """Findings of one status (``violation``, ``unknown``), level and rule."""
+
+    status: str
+    level: str
+    rule_id: str
+    findings: int
+
+
+@dataclass(frozen=True)
+class ProjectOffender:
+    """Violations in one project (its ID, else its number; None when neither is known)."""
+
+    project: str | None
+    violations: int
+    mandatory: int
+
+
+@dataclass(frozen=True)
+class FolderOffender:
+    """Violations under one folder (``folders/N``, any ancestor of the subscription)."""
+
+    folder: str
+    violations: int
+
+
+@dataclass(frozen=True)
+class WorstSubscription:
+    """One subscription's violations, and the rules it violates (sorted)."""
+
+    asset_name: str
+    violations: int
+    mandatory: int
+    rules: list[str]
+
+
+@dataclass
+class Aggregates:
+    """Everything :func:`collect_aggregates` returns: the finding counts, the subscriptions
+    evaluated and those that push, and the top :data:`TOP` projects, folders and subscriptions by
+    violations (in Spark's order; the report sorts them)."""
+
+    finding_counts: list[FindingCount] = field(default_factory=list)
+    subscriptions: int = 0
+    push_subscriptions: int = 0
+    projects: list[ProjectOffender] = field(default_factory=list)
+    folders: list[FolderOffender] = field(default_factory=list)
+    worst: list[WorstSubscription] = field(default_factory=list)
+
+
+def _one_row_per_violation(findings: DataFrame) -> DataFrame:
+    return findings.filter(F.col("status") == "violation")
+
+
+def _mandatory() -> Column:
+    return F.sum(F.when(F.col("level") == "mandatory", 1).otherwise(0)).alias("mandatory")
+
+
+def finding_counts(findings: DataFrame) -> DataFrame:
+    """:data:`FINDING_COUNTS`: struct of ``status``, ``level``, ``rule_id``, ``findings``."""
+    counts = findings.groupBy("status", "level", "rule_id").agg(F.count(F.lit(1)).alias("findings"))
+    return counts.select(F.struct("status", "level", "rule_id", "findings").alias(FINDING_COUNTS))
+
+
+def subscription_totals(facts: DataFrame) -> DataFrame:
+    """:data:`SUBSCRIPTION_TOTALS`, one row: struct of ``subscriptions`` (evaluated) and
+    ``push_subscriptions`` (with a non-empty push endpoint)."""
+    is_push = F.col("push_endpoint").isNotNull() & (F.col("push_endpoint") != "")
+    totals = facts.agg(
+        F.count(F.lit(1)).alias("subscriptions"),
+        F.count(F.when(is_push, 1)).alias("push_subscriptions"),
+    )
+    return totals.select(F.struct("subscriptions", "push_subscriptions").alias(SUBSCRIPTION_TOTALS))
+
+
+def project_offenders(findings: DataFrame) -> DataFrame:
+    """:data:`PROJECT_OFFENDERS`, the top :data:`TOP`: struct of ``project``, ``violations``,
+    ``mandatory``."""
+    projects = (
+        _one_row_per_violation(findings)
+        .groupBy(F.coalesce("project_id", "project_number").alias("project"))
+        .agg(F.count(F.lit(1)).alias("violations"), _mandatory())
+        .orderBy(F.desc("mandatory"), F.desc("violations"), "project")
+        .limit(TOP)
+    )
+    return projects.select(F.struct("project", "violations", "mandatory").alias(PROJECT_OFFENDERS))
+
+
+def folder_offenders(findings: DataFrame) -> DataFrame:
+    """:data:`FOLDER_OFFENDERS`, the top :data:`TOP`: struct of ``folder``, ``violations``
+    (a violation counts under each of its folders)."""
+    folders = (
+        _one_row_per_violation(findings)
+        .select(
+            F.explode(F.filter("ancestors", lambda a: a.startswith("folders/"))).alias("folder")
+        )
+        .groupBy("folder")
+        .agg(F.count(F.lit(1)).alias("violations"))
+        .orderBy(F.desc("violations"), "folder")
+        .limit(TOP)
+    )
+    return folders.select(F.struct("folder", "violations").alias(FOLDER_OFFENDERS))
+
+
+def worst_subscriptions(findings: DataFrame) -> DataFrame:
+    """:data:`WORST_SUBSCRIPTIONS`, the top :data:`TOP`: struct of ``asset_name``,
+    ``violations``, ``mandatory``, ``rules``."""
+    worst = (
+        _one_row_per_violation(findings)
+        .groupBy("asset_name")
+        .agg(
+            F.count(F.lit(1)).alias("violations"),
+            _mandatory(),
+            F.array_sort(F.collect_set("rule_id")).alias("rules"),
+        )
+        .orderBy(F.desc("mandatory"), F.desc("violations"), "asset_name")
+        .limit(TOP)
+    )
+    return worst.select(
+        F.struct("asset_name", "violations", "mandatory", "rules").alias(WORST_SUBSCRIPTIONS)
+    )
+
+
+def aggregates_frame(facts: DataFrame, findings: DataFrame) -> DataFrame:
+    """The five aggregates in one frame, unioned by name: one column per aggregate (the names
+    above, in that order), each row non-null in exactly one of them. ``facts`` are joined rows
+    (:data:`~pushguard.audit.schemas.JOINED_SCHEMA`), ``findings`` rows of
+    :data:`~pushguard.audit.schemas.FINDINGS_DDL`. Lazy."""
+    parts = [
+        finding_counts(findings),
+        subscription_totals(facts),
+        project_offenders(findings),
+        folder_offenders(findings),
+        worst_subscriptions(findings),
+    ]
+    frame = parts[0]
+    for part in parts[1:]:
+        frame = frame.unionByName(part, allowMissingColumns=True)
+    return frame.select(
+        FINDING_COUNTS,
+        SUBSCRIPTION_TOTALS,
+        PROJECT_OFFENDERS,
+        FOLDER_OFFENDERS,
+        WORST_SUBSCRIPTIONS,
+    )
+
+
+def collect_aggregates(facts: DataFrame, findings: DataFrame) -> Aggregates:
+    """Run :func:`aggregates_frame` (one ``collect``) and type its rows."""
+    result = Aggregates()
+    for row in aggregates_frame(facts, findings).collect():
+        _add(result, row)
+    return result
+
+
+def _add(result: Aggregates, row: Row) -> None:
+    if row[FINDING_COUNTS] is not None:
+        result.finding_counts.append(FindingCount(**row[FINDING_COUNTS].asDict()))
+    elif row[SUBSCRIPTION_TOTALS] is not None:
+        result.subscriptions = row[SUBSCRIPTION_TOTALS]["subscriptions"]
+        result.push_subscriptions = row[SUBSCRIPTION_TOTALS]["push_subscriptions"]
+    elif row[PROJECT_OFFENDERS] is not None:
+        result.projects.append(ProjectOffender(**row[PROJECT_OFFENDERS].asDict()))
+    elif row[FOLDER_OFFENDERS] is not None:
+        result.folders.append(FolderOffender(**row[FOLDER_OFFENDERS].asDict()))
+    elif row[WORST_SUBSCRIPTIONS] is not None:
+        worst = row[WORST_SUBSCRIPTIONS].asDict()
+        result.worst.append(WorstSubscription(**{**worst, "rules": list(worst["rules"])}))

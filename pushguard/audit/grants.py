@@ -1,0 +1,73 @@
+"""IAM grants per subscription: the bindings on each asset a rule looks at and on its ancestors.
+
+For each joined subscription, four lists (:data:`~pushguard.audit.schemas.GRANT_FACTS`): the
+grants on the push-auth service account, on the push target, on the dead-letter topic and on the
+subscription itself, each with those inherited from the asset's project, folders and
+organization (https://cloud.google.com/iam/docs/resource-hierarchy-access-control). A grant is
+kept with the resource it is made on and its condition, if any.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from pushguard.audit.hierarchy import iam_key
+from pushguard.audit.schemas import GRANT_FACTS
+
+GRANT_SOURCES: dict[str, tuple[str, str]] = {
+    "account_grants": ("account_asset", "account_ancestors"),
+    "target_grants": ("target_asset", "target_ancestors"),
+    "dead_letter_grants": ("topic_asset", "topic_ancestors"),
+    "subscription_grants": ("asset_name", "ancestors"),
+}
+"""Per grant list, the facts' columns of the asset it is on and of that asset's ancestors."""
+
+
+def bindings(policies: DataFrame) -> DataFrame:
+    """One row per member of each binding of the IAM ``policies`` (``name``, ``iam``): ``key``
+    (:func:`~pushguard.audit.hierarchy.iam_key`), ``role``, ``member``, ``condition`` (its
+    title, else its expression; null when unconditional). Lazy."""
+    return policies.select(
+        iam_key(F.col("name")).alias("key"), F.explode("iam.bindings").alias("b")
+    ).select(
+        "key",
+        F.col("b.role").alias("role"),
+        F.explode(F.coalesce("b.members", F.array())).alias("member"),
+        F.coalesce("b.condition.title", "b.condition.expression").alias("condition"),
+    )
+
+
+def wanted_keys(facts: DataFrame) -> DataFrame:
+    """What each grant list of each subscription looks up: ``asset_name``, ``fact`` (the list)
+    and ``key``, one row per IAM key (the asset's, then its ancestors'); none for an asset that
+    is not in the export. Lazy."""
+    wanted: DataFrame | None = None
+    for fact, (asset, ancestors) in GRANT_SOURCES.items():
+        keys: Column = F.concat(
+            F.array(iam_key(F.col(asset))), F.coalesce(F.col(ancestors), F.array())
+        )
+        frame = facts.filter(F.col(asset).isNotNull()).select(
+            "asset_name", F.lit(fact).alias("fact"), F.explode(keys).alias("key")
+        )
+        wanted = frame if wanted is None else wanted.unionByName(frame)
+    assert wanted is not None  # GRANT_SOURCES is not empty
+    return wanted
+
+
+def grant_lists(facts: DataFrame, policies: DataFrame) -> DataFrame:
+    """``asset_name`` and the :data:`~pushguard.audit.schemas.GRANT_FACTS` columns: per
+    subscription, sorted arrays of grant structs (``role``, ``member``, ``resource``,
+    ``condition``); a list is null when its asset is not in the export (not collected), empty
+    when nothing is granted there. Lazy."""
+    grant = F.struct("role", "member", F.col("key").alias("resource"), "condition")
+    return (
+        wanted_keys(facts)
+        .join(bindings(policies), on="key", how="left")
+        .groupBy("asset_name", "fact")
+        .agg(F.array_sort(F.collect_list(F.when(F.col("role").isNotNull(), grant))).alias("grants"))
+        .groupBy("asset_name")
+        .pivot("fact", list(GRANT_FACTS))
+        .agg(F.first("grants"))
+        .select("asset_name", *GRANT_FACTS)
+    )

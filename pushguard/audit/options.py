@@ -1,0 +1,63 @@
+"""What an audit is asked to do (:class:`AuditOptions`) and what it answers (:class:`AuditResult`,
+the exit code for ``--fail-on``).
+
+Plain Python, no Spark: :mod:`pushguard.audit.job` runs the audit with these, and
+:mod:`pushguard.audit.command` and ``__main__`` turn options into them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from pushguard.audit.parse import DEFAULT_MAX_LINE_BYTES
+from pushguard.audit.summary import AuditSummary
+from pushguard.policy.settings import PackSettings
+from pushguard.rules import RULES, EnforcementLevel
+
+FAIL_ON = ("mandatory", "advisory", "never")
+"""The ``--fail-on`` values: the lowest level whose violations make the exit code 1."""
+
+_FAILING_LEVELS = {"mandatory": ("mandatory",), "advisory": ("mandatory", "advisory"), "never": ()}
+
+
+@dataclass
+class AuditOptions:
+    """What to audit and how.
+
+    Attributes:
+        paths: export files or folders (local, ``file:``, ``gs://`` with the connector).
+        out: the output folder, local or a URI (created; existing outputs in it are replaced).
+        levels: enforcement level per rule ID (default: each rule's own).
+        settings: pack settings per rule ID (from the policy config).
+        include_dry_run: also count dry-run (``spec``) perimeters.
+        max_line_bytes: longer lines are quarantined.
+    """
+
+    paths: list[str]
+    out: str
+    levels: Mapping[str, EnforcementLevel] = field(default_factory=dict)
+    settings: Mapping[str, PackSettings] = field(default_factory=dict)
+    include_dry_run: bool = False
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+
+    def rule_levels(self) -> dict[str, EnforcementLevel]:
+        """The enforcement level of every rule, in rule order: ``levels`` where given, else the
+        rule's default."""
+        return {rule.id: self.levels.get(rule.id, rule.default_level) for rule in RULES}
+
+
+@dataclass
+class AuditResult:
+    """The summary (as written to ``summary.json``) and the exit code for ``fail_on``."""
+
+    summary: AuditSummary
+
+    def exit_code(self, fail_on: str = "mandatory") -> int:
+        """1 when a violation is at or above ``fail_on`` (one of :data:`FAIL_ON`), else 0.
+
+        Raises:
+            KeyError: ``fail_on`` is not one of :data:`FAIL_ON`.
+        """
+        by_level = self.summary.findings.violations_by_level
+        return int(any(by_level.get(level, 0) for level in _FAILING_LEVELS[fail_on]))

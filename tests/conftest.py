@@ -1,0 +1,19 @@
+"""Every test starts from the same environment, whatever the machine's: the Google provider's
+project and region variables (set in Cloud Shell and on many CI runners) and Pulumi's config
+variables would otherwise change what a preview resolves. Tests that need one set it."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from pushguard.preview.mocks import PROJECT_VARIABLES, REGION_VARIABLES
+
+
+@pytest.fixture(autouse=True)
+def _no_ambient_cloud_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in (*PROJECT_VARIABLES, *REGION_VARIABLES, "PULUMI_CONFIG", "PULUMI_STACK"):
+        monkeypatch.delenv(name, raising=False)
+    for name in [n for n in os.environ if n.startswith("PULUMI_CONFIG_")]:
+        monkeypatch.delenv(name)
