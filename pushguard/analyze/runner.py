@@ -88,16 +88,7 @@ def run_analyze(options: AnalyzeOptions) -> AnalysisRun:
     analyse at all end the run: :attr:`AnalysisRun.error` says why (exit 2).
     """
     run = AnalysisRun()
-    files, run.unreadable = find_state_files(options.paths)
-    named = {path for path in options.paths if not path.is_dir()}
-    states: list[StackState] = []
-    for path in files:
-        try:
-            states.append(read_state(path))
-        except NotStateError as error:
-            (run.unreadable if path in named else run.skipped).append(error)
-        except StateFileError as error:
-            run.unreadable.append(error)
+    states = _read_states(options.paths, run)
     if not states and not run.unreadable:
         run.error = (
             f"no state files: the {len(run.skipped)} JSON file(s) found are not Pulumi state"
@@ -119,18 +110,7 @@ def run_analyze(options: AnalyzeOptions) -> AnalysisRun:
     try:
         pack.start()
         session = PackSession.open(pack, file_config, source)
-        for state in states:
-            result = _result(state)
-            result.pack_name, result.pack_version = session.name, session.version
-            result.policies = session.policies
-            try:
-                diagnostics = analyze_stack(pack, state)
-            except MessageTooLargeError as error:
-                raise MessageTooLargeError(error.method, error.size, str(state.path)) from None
-            diagnostics = [_worded_for_state(d, state) for d in diagnostics]
-            result.violations = sort_violations(session.violations(diagnostics))
-            result.not_checked = list(pack.not_applicable)
-            run.stacks.append(result)
+        run.stacks.extend(_analysed(session, state) for state in states)
     except PackStartError as error:
         run.error = f"the policy pack {pack_dir} did not start: {error}"
     except (PolicyConfigError, MessageTooLargeError) as error:
@@ -141,6 +121,41 @@ def run_analyze(options: AnalyzeOptions) -> AnalysisRun:
     finally:
         pack.close()
     return run
+
+
+def _read_states(paths: list[Path], run: AnalysisRun) -> list[StackState]:
+    """The stacks in ``paths``; what cannot be read goes to ``run.unreadable``, JSON found in a
+    folder that is not state to ``run.skipped`` (named on the command line, it is unreadable)."""
+    files, run.unreadable = find_state_files(paths)
+    named = {path for path in paths if not path.is_dir()}
+    states: list[StackState] = []
+    for path in files:
+        try:
+            states.append(read_state(path))
+        except NotStateError as error:
+            (run.unreadable if path in named else run.skipped).append(error)
+        except StateFileError as error:
+            run.unreadable.append(error)
+    return states
+
+
+def _analysed(session: PackSession, state: StackState) -> StackResult:
+    """One stack's state through the session's pack, as a result.
+
+    Raises:
+        MessageTooLargeError: naming the state file.
+    """
+    result = _result(state)
+    result.pack_name, result.pack_version = session.name, session.version
+    result.policies = session.policies
+    try:
+        diagnostics = analyze_stack(session.pack, state)
+    except MessageTooLargeError as error:
+        raise MessageTooLargeError(error.method, error.size, str(state.path)) from None
+    diagnostics = [_worded_for_state(d, state) for d in diagnostics]
+    result.violations = sort_violations(session.violations(diagnostics))
+    result.not_checked = list(session.pack.not_applicable)
+    return result
 
 
 def analyze_stack(pack: PolicyPackProcess, state: StackState) -> list[Diagnostic]:

@@ -262,26 +262,46 @@ def run_isolated(
             listener.join(DRAIN_SECONDS)
         out, cut_out = _read_output(stdout)
         err, cut_err = _read_output(stderr)
-    if listener.is_alive():
+    run.output = ProgramOutput(out, err, cut_out or cut_err)
+    _check_ending(
+        reader,
+        channel_held=listener.is_alive(),
+        returncode=returncode,
+        expired=child.expired,
+        timeout=timeout,
+        output=run.output,
+    )
+    return run
+
+
+def _check_ending(
+    reader: _Reader,
+    *,
+    channel_held: bool,
+    returncode: int,
+    expired: bool,
+    timeout: float,
+    output: ProgramOutput,
+) -> None:
+    """Raise :class:`ProgramEndedError` unless the program finished normally: its channel closed
+    (no process it started still holds it), the runner did not crash, no second end-of-program
+    message was forged, and the child exited 0 after its done message."""
+    if channel_held:
         raise ProgramEndedError(
             "a process the program started (in a session of its own) kept pushguard's channel "
             "open after the program ended",
-            ProgramOutput(out, err, cut_out or cut_err),
+            output,
         )
-        out, cut_out = _read_output(stdout)
-        err, cut_err = _read_output(stderr)
-    run.output = ProgramOutput(out, err, cut_out or cut_err)
     if reader.crash:
-        raise ProgramEndedError(f"pushguard's program runner failed:\n{reader.crash}", run.output)
+        raise ProgramEndedError(f"pushguard's program runner failed:\n{reader.crash}", output)
     if reader.forged:
         raise ProgramEndedError(
             "the program wrote to pushguard's own channel (a second end-of-program message): "
             "its results cannot be vouched for",
-            run.output,
+            output,
         )
     if not reader.done or returncode != 0:
-        raise ProgramEndedError(_how_it_ended(returncode, child.expired, timeout), run.output)
-    return run
+        raise ProgramEndedError(_how_it_ended(returncode, expired, timeout), output)
 
 
 class _Child:
