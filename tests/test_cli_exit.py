@@ -159,3 +159,102 @@ def test_a_resource_name_cannot_print_a_verdict_line(tmp_path: Path) -> None:
     assert not [line for line in lines if "Preview passed." in line and "\\u000a" not in line]
     assert "\u2028" not in run.stdout and "\\u2028" in run.stdout
     assert lines[-1].endswith("Preview FAILED.")
+
+
+@pytest.mark.parametrize("name", ["SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGALRM", "SIGXCPU"])
+def test_a_signal_from_the_program_to_pushguard_is_a_failed_run_with_its_report(
+    name: str, tmp_path: Path
+) -> None:
+    """The program runs as the same user and can signal its parent: whatever it sends, the
+    preview ends as a failed run (exit 2, one line) and the requested report is written."""
+    (tmp_path / "Pulumi.yaml").write_text("name: team\nruntime: python\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  gcp:project: acme-orders\n")
+    (tmp_path / "__main__.py").write_text(
+        HTTP_PROGRAM.format(name="orders")
+        + f"import os, signal, time\nos.kill(os.getppid(), signal.{name})\ntime.sleep(5)\n"
+    )
+    report = tmp_path / "report.json"
+    run = subprocess.run(
+        [str(PUSHGUARD), "preview", "--stack", "dev", "-f", "json", "-o", str(report)],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert run.returncode == 2, run.stderr
+    assert f"was stopped by {name}" in run.stderr
+    assert json.loads(report.read_text())["summary"]["exitCode"] == 2
+
+
+def test_a_stop_signal_from_the_program_cannot_freeze_the_gate(tmp_path: Path) -> None:
+    (tmp_path / "Pulumi.yaml").write_text("name: team\nruntime: python\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  gcp:project: acme-orders\n")
+    (tmp_path / "__main__.py").write_text(
+        HTTP_PROGRAM.format(name="orders")
+        + "import os, signal\nos.kill(os.getppid(), signal.SIGTSTP)\n"
+    )
+    run = subprocess.run(
+        [str(PUSHGUARD), "preview", "--stack", "dev"],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert run.returncode == 1  # the violation, judged as usual
+
+
+def test_a_closed_stdout_at_start_is_exit_2_and_the_report_file_still_counts(
+    tmp_path: Path,
+) -> None:
+    closed = subprocess.run(
+        f"{PUSHGUARD} preview --stack dev >&-",
+        shell=True,
+        check=False,
+        cwd=ROOT,
+        text=True,
+        capture_output=False,
+        stderr=subprocess.PIPE,
+    )
+    assert closed.returncode == 2
+    assert "stdout is closed" in closed.stderr
+    report = tmp_path / "r.txt"
+    written = subprocess.run(
+        f"{PUSHGUARD} preview --stack dev -o {report} >&-",
+        shell=True,
+        check=False,
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert written.returncode == 0
+    assert report.read_text().rstrip().endswith("Preview passed.")
+
+
+def test_an_unexpected_error_outside_a_run_is_exit_2_in_one_line(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [str(PUSHGUARD), "pack", "build", "/proc/no-such-folder/pack"],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 2
+    assert run.stderr.count("\n") == 1 and "Traceback" not in run.stderr
+
+
+def test_a_folder_named_pushguard_in_the_project_does_not_replace_pushguard(tmp_path: Path) -> None:
+    (tmp_path / "Pulumi.yaml").write_text("name: team\nruntime: python\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  gcp:project: acme-orders\n")
+    (tmp_path / "pushguard").mkdir()
+    (tmp_path / "pushguard" / "__init__.py").write_text("")
+    (tmp_path / "__main__.py").write_text(HTTP_PROGRAM.format(name="orders"))
+    run = subprocess.run(
+        [str(PUSHGUARD), "preview", "--stack", "dev"],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert run.returncode == 1, run.stderr
+    assert "push-endpoint-https" in run.stdout

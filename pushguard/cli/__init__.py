@@ -128,7 +128,8 @@ def preview_command(  # noqa: PLR0917 - typer maps parameters to options
 ) -> None:
     """Preview a Pulumi stack offline and run a policy pack over it, as
     `pulumi preview --policy-pack` does: no credentials, no cloud calls. The program runs in a
-    child process: nothing it prints or does can change the verdict.
+    child process: nothing it prints and no way it ends can turn a violation into a pass (a
+    program written to evade review is a matter for code review; see docs/preview.md).
 
     Exit codes: 0 no mandatory violation, 1 a mandatory violation, 2 bad usage or a failed run
     (the report is written in every case).
@@ -271,7 +272,7 @@ def pack_build_command(
     """
     try:
         built = build_pack(folder)
-    except PackBuildError as error:
+    except (PackBuildError, OSError) as error:
         typer.echo(f"pushguard pack build: error: {error}", err=True)
         raise typer.Exit(2) from None
     typer.echo(f"pushguard pack build: wrote {built.folder}")
@@ -311,5 +312,8 @@ def main() -> None:
         format_message = getattr(error, "format_message", None)
         message = format_message() if callable(format_message) else str(error)
         write_usage_report(sys.argv[1:], message)
+        sys.exit(2)
+    except Exception as error:  # fail closed: never a traceback and exit 1 (a "violation")
+        typer.echo(f"pushguard: error: {type(error).__name__}: {error}", err=True)
         sys.exit(2)
     sys.exit(code if isinstance(code, int) else 0)

@@ -9,6 +9,7 @@ the program and the pack stopped on the way out.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -73,19 +74,55 @@ def recorded_text(draw: Callable[[Console], None]) -> str:
     return console.export_text()
 
 
+STOPPING_SIGNALS: tuple[signal.Signals, ...] = tuple(
+    getattr(signal, name)
+    for name in (
+        "SIGTERM",
+        "SIGINT",
+        "SIGHUP",
+        "SIGQUIT",
+        "SIGUSR1",
+        "SIGUSR2",
+        "SIGALRM",
+        "SIGVTALRM",
+        "SIGPROF",
+        "SIGXCPU",
+        "SIGXFSZ",
+    )
+    if hasattr(signal, name)
+)
+"""Signals that end a gate run as a failed run (exit 2, the report written): a CI job cancelled
+or timed out (SIGTERM, SIGINT, SIGHUP), and any signal whose default would end pushguard without
+a report, which a previewed program could send its parent (same user)."""
+
+IGNORED_SIGNALS: tuple[signal.Signals, ...] = tuple(
+    getattr(signal, name) for name in ("SIGTSTP", "SIGTTIN", "SIGTTOU") if hasattr(signal, name)
+)
+"""Job-control stops, ignored during a run so that nothing can freeze the gate past its
+``--timeout`` (SIGSTOP and SIGKILL cannot be caught: see docs/preview.md)."""
+
+
 @contextmanager
 def _terminated_as_error(command: str) -> Iterator[None]:
-    """Within the block, SIGTERM raises :class:`RunError`, so the run unwinds (stopping the
-    program and the pack in their ``finally`` blocks) into a failed run."""
+    """Within the block, the first of :data:`STOPPING_SIGNALS` raises :class:`RunError`, so the
+    run unwinds (stopping the program and the pack in their ``finally`` blocks) into a failed
+    run; later ones are ignored so that the unwinding finishes. :data:`IGNORED_SIGNALS` are
+    ignored."""
+    stopped: list[str] = []
 
-    def terminate(signum: int, frame: object) -> None:
-        raise RunError(f"pushguard {command} was stopped by {signal.Signals(signum).name}")
+    def stop(signum: int, frame: object) -> None:
+        if stopped:
+            return
+        stopped.append(signal.Signals(signum).name)
+        raise RunError(f"pushguard {command} was stopped by {stopped[0]}")
 
-    previous = signal.signal(signal.SIGTERM, terminate)
+    previous = {sig: signal.signal(sig, stop) for sig in STOPPING_SIGNALS}
+    previous |= {sig: signal.signal(sig, signal.SIG_IGN) for sig in IGNORED_SIGNALS}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 R = TypeVar("R", bound=GateReport)
@@ -144,21 +181,32 @@ def finish(
             output.write_text(report.render(report_format), encoding="utf-8")
         except OSError as problem:
             _fail(command, f"cannot write {output}: {problem}")
-    try:
-        if output is None and report_format is not ReportFormat.TEXT:
-            sys.stdout.write(report.render(report_format))
-            sys.stdout.flush()
-        else:
-            report.print_text(console_for_logs())
-            sys.stdout.flush()
-    except BrokenPipeError:
-        # Python's advice for SIGPIPE: point stdout at devnull so the exit does not fail again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        _fail(command, "stdout was closed before the report was written")
+    if sys.stdout is None and output is None:  # started with stdout closed (`>&-`)
+        _fail(command, "stdout is closed: the report cannot be printed (use --output)")
+    if sys.stdout is not None:  # with --output and stdout closed, the report is in the file
+        _print(command, report, report_format, output)
     message = report.error_message()
     if message is not None:
         typer.echo(f"pushguard {command}: error: {message}", err=True)
     raise typer.Exit(report.exit_code)
+
+
+def _print(
+    command: str, report: GateReport, report_format: ReportFormat, output: Path | None
+) -> None:
+    """The report on stdout: JSON or SARIF as they are when not written to ``output``, else
+    the text report. A pipe closed before the end (``| head -0``) is exit 2."""
+    try:
+        if output is None and report_format is not ReportFormat.TEXT:
+            sys.stdout.write(report.render(report_format))
+        else:
+            report.print_text(console_for_logs())
+        sys.stdout.flush()
+    except (BrokenPipeError, ValueError):  # a closed pipe, or a closed file object
+        # Python's advice for SIGPIPE: point stdout at devnull so the exit does not fail again.
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _fail(command, "stdout was closed before the report was written")
 
 
 def _fail(command: str, message: str) -> NoReturn:

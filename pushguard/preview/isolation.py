@@ -321,7 +321,10 @@ class _Child:
     ) -> None:
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "pushguard.preview.child"],
+                # -P: the working directory (the project root) is not put on sys.path before
+                # pushguard is imported, so a folder of the team's named `pushguard` cannot stand
+                # in for it; the program's own folder is put first once pushguard is loaded.
+                [sys.executable, "-P", "-m", "pushguard.preview.child"],
                 stdin=subprocess.PIPE,
                 stdout=stdout,
                 stderr=stderr,

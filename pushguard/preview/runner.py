@@ -177,14 +177,18 @@ def _finish(
     where = stream.pack.pack_dir
     refused: list[Violation] = []
     if failure is not None:
+        found: list[Violation] = []
         try:  # the pack's metadata, for the remediation of a refusal's findings
-            stream.finish()
+            answered = stream.finish()
             _describe_pack(result, stream)
+            assert stream.session is not None
+            found = stream.session.violations(answered)
         except Exception:  # the program's error matters more than the pack's
             result.notes.append("the policy pack did not answer either")
         refused = refusal_violations(result, failure)
         if not refused or len(refused) < len(failure.problems):
-            result.violations = sort_violations(refused)
+            # The run failed (exit 2); the report still shows what the registrations broke.
+            result.violations = sort_violations([*refused, *found])
             raise PreviewError(str(failure), result, failure.traceback)
     try:
         clock = time.perf_counter()

@@ -183,13 +183,21 @@ def non_public_reason(endpoint: PushEndpoint) -> str | None:
     """Why the endpoint's host cannot be a publicly reachable address, or ``None``.
 
     Covers private, loopback, link-local (including the metadata server 169.254.169.254),
-    reserved and other non-global IP literals, ``localhost`` and names under suffixes that only
-    resolve inside a network (``.internal``, ``.local``, ``.localhost``, ``.home.arpa``).
+    reserved and other non-global IP literals, ``localhost``, names under suffixes that only
+    resolve inside a network (``.internal``, ``.local``, ``.localhost``, ``.home.arpa``),
+    single-label names (``https://metadata/``) and port 0.
     """
     if endpoint.ip is not None:
         return None if endpoint.ip.is_global else f"{endpoint.ip} is not a public address"
     if endpoint.host == "localhost" or endpoint.host.endswith(_NON_PUBLIC_SUFFIXES):
         return f"{endpoint.host} only resolves inside a private network"
+    if "." not in endpoint.host.rstrip("."):
+        # A single-label name (``metadata``, ``intranet``) is completed from the resolver's
+        # search domains: it names a host inside a network, never a public one (RFC 6761 s. 6.3
+        # for ``localhost``; ICANN's SSAC 064 on dotless names).
+        return f"{endpoint.host} is a single-label name, which only resolves inside a network"
+    if endpoint.port == 0:
+        return "port 0 cannot be connected to"
     return None
 
 

@@ -7,7 +7,7 @@ lets a URL mean two things: userinfo (``https://trusted@evil.example``), backsla
 whitespace and control characters, percent-encoded hosts, invalid international names and numeric
 hosts that some clients read as IPv4 (``0x7f.1``); and hosts that cannot be publicly reachable
 (private, loopback and link-local addresses such as the metadata server, ``localhost``,
-``.internal``).
+``.internal``, single-label names such as ``metadata``, port 0).
 
 Endpoints under a prefix in the policy config's ``exemptEndpointPrefixes`` (some Google-managed
 integrations use other schemes) are exempt. Endpoint and prefix are compared as URLs, not as

@@ -77,6 +77,14 @@ FACT_CASES: list[FactCase] = [
     fact(RULE_ID, "fail", "private address", push_endpoint="https://10.1.2.3/push"),
     fact(RULE_ID, "fail", "localhost", push_endpoint="https://localhost/push"),
     fact(RULE_ID, "fail", "internal name", push_endpoint="https://svc.corp.internal/"),
+    fact(
+        RULE_ID,
+        "fail",
+        "single-label name",
+        push_endpoint="https://metadata/computeMetadata/v1/",
+        message=("single-label name",),
+    ),
+    fact(RULE_ID, "fail", "port 0", push_endpoint="https://hooks.example.com:0/push"),
     fact(RULE_ID, "fail", "octal-ish host", push_endpoint="https://0x7f.1/"),
     fact(RULE_ID, "fail", "ftp", push_endpoint="ftp://events.example.com/"),
 ]
