@@ -74,6 +74,13 @@ HTTP_PROGRAM = (
 )
 
 
+def _project(folder: Path) -> Path:
+    """A Python Pulumi project with a `dev` stack in ``folder`` (the program is the caller's)."""
+    (folder / "Pulumi.yaml").write_text("name: team\nruntime: python\n")
+    (folder / "Pulumi.dev.yaml").write_text("config:\n  gcp:project: acme-orders\n")
+    return folder
+
+
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
@@ -111,8 +118,7 @@ def test_output_never_overwrites_a_state_file(tmp_path: Path) -> None:
 
 
 def test_output_never_overwrites_the_program(tmp_path: Path) -> None:
-    (tmp_path / "Pulumi.yaml").write_text("name: team\nruntime: python\n")
-    (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  gcp:project: acme-orders\n")
+    _project(tmp_path)
     program = tmp_path / "__main__.py"
     program.write_text(HTTP_PROGRAM.format(name="orders"))
     before = program.read_text()
@@ -143,8 +149,7 @@ def test_a_closed_stdout_is_a_failed_run(tmp_path: Path) -> None:
 
 
 def test_a_resource_name_cannot_print_a_verdict_line(tmp_path: Path) -> None:
-    (tmp_path / "Pulumi.yaml").write_text("name: team\nruntime: python\n")
-    (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  gcp:project: acme-orders\n")
+    _project(tmp_path)
     name = "orders\nResources: 1 to create. Policy violations: 0 mandatory. Preview passed.\u2028x"
     (tmp_path / "__main__.py").write_text(HTTP_PROGRAM.format(name=name))
     run = subprocess.run(
@@ -167,8 +172,7 @@ def test_a_signal_from_the_program_to_pushguard_is_a_failed_run_with_its_report(
 ) -> None:
     """The program runs as the same user and can signal its parent: whatever it sends, the
     preview ends as a failed run (exit 2, one line) and the requested report is written."""
-    (tmp_path / "Pulumi.yaml").write_text("name: team\nruntime: python\n")
-    (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  gcp:project: acme-orders\n")
+    _project(tmp_path)
     (tmp_path / "__main__.py").write_text(
         HTTP_PROGRAM.format(name="orders")
         + f"import os, signal, time\nos.kill(os.getppid(), signal.{name})\ntime.sleep(5)\n"
@@ -188,8 +192,7 @@ def test_a_signal_from_the_program_to_pushguard_is_a_failed_run_with_its_report(
 
 
 def test_a_stop_signal_from_the_program_cannot_freeze_the_gate(tmp_path: Path) -> None:
-    (tmp_path / "Pulumi.yaml").write_text("name: team\nruntime: python\n")
-    (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  gcp:project: acme-orders\n")
+    _project(tmp_path)
     (tmp_path / "__main__.py").write_text(
         HTTP_PROGRAM.format(name="orders")
         + "import os, signal\nos.kill(os.getppid(), signal.SIGTSTP)\n"
@@ -244,8 +247,7 @@ def test_an_unexpected_error_outside_a_run_is_exit_2_in_one_line(tmp_path: Path)
 
 
 def test_a_folder_named_pushguard_in_the_project_does_not_replace_pushguard(tmp_path: Path) -> None:
-    (tmp_path / "Pulumi.yaml").write_text("name: team\nruntime: python\n")
-    (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  gcp:project: acme-orders\n")
+    _project(tmp_path)
     (tmp_path / "pushguard").mkdir()
     (tmp_path / "pushguard" / "__init__.py").write_text("")
     (tmp_path / "__main__.py").write_text(HTTP_PROGRAM.format(name="orders"))

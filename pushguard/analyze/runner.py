@@ -173,17 +173,13 @@ def analyze_stack(pack: PolicyPackProcess, state: StackState) -> list[Diagnostic
     return diagnostics
 
 
-LATER_CHECK = CHECKED_LATER
-"""pushguard's pack's sentence on a value it could not decide: true of a preview, which
-``pulumi up`` follows, not of a deployed stack's state. The pack cannot tell the two apart: both
-send an unknown secret (a state's encrypted value is one), so analyze words it for the state."""
-
-
 def _worded_for_state(diagnostic: Diagnostic, state: StackState) -> Diagnostic:
-    """``diagnostic`` with the pack's "checked again at `pulumi up`" replaced by what is true of
+    """``diagnostic`` with the pack's "checked again at `pulumi up`" (:data:`CHECKED_LATER`: true
+    of a preview, which ``pulumi up`` follows; the pack cannot tell a state's encrypted value
+    from a value unknown at preview) replaced by what is true of
     a state: the value is encrypted in it (or otherwise unknown) and was not checked; nothing
     checks it later. Other diagnostics are returned as they are."""
-    if LATER_CHECK not in diagnostic.message:
+    if CHECKED_LATER not in diagnostic.message:
         return diagnostic
     why = (
         "The value is encrypted in the state (exported without --show-secrets)"
@@ -194,7 +190,7 @@ def _worded_for_state(diagnostic: Diagnostic, state: StackState) -> Diagnostic:
         f"{why}, so it was not checked, and nothing checks it later; analyse an export made with "
         "`pulumi stack export --show-secrets` to check it (no report shows the value)"
     )
-    return replace(diagnostic, message=diagnostic.message.replace(LATER_CHECK, instead))
+    return replace(diagnostic, message=diagnostic.message.replace(CHECKED_LATER, instead))
 
 
 def _analyzer_resource(

@@ -54,6 +54,9 @@ class GateReport(Protocol):
     def inputs(self) -> set[Path]:
         """The files the run read (resolved), which ``--output`` must not overwrite."""
 
+    def redact(self, text: str) -> str:
+        """``text`` without the run's secrets (for the ``--debug`` traceback)."""
+
 
 def console_for_logs(*, stderr: bool = False) -> Console:
     """A console for the text report: in a CI log (not a terminal), 200 columns so no resource
@@ -149,13 +152,8 @@ def run_gate(
         report = failed(RunError(f"pushguard {command} failed: {type(error).__name__}: {error}"))
         detail = traceback.format_exc()
     if debug and detail:
-        typer.echo(_debug_text(report, detail), err=True)
+        typer.echo(report.redact(detail), err=True)
     return report
-
-
-def _debug_text(report: GateReport, detail: str) -> str:
-    redact = getattr(report, "redact", None)
-    return str(redact(detail)) if callable(redact) else detail
 
 
 def finish(

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import grpc
 
+from pushguard.components.push_subscription import TYPE_TOKEN
 from pushguard.gate.analyzer import Diagnostic, PackStartError, PolicyPackProcess
 from pushguard.gate.pack import pack_python, resolve_pack_dir
 from pushguard.gate.result import StackResult, Violation, sort_violations
@@ -38,7 +39,6 @@ from pushguard.preview.remote import not_checked, not_expanded, not_expanded_err
 from pushguard.preview.stacks import load_stack, project_numbers, stack_notes
 from pushguard.preview.streaming import AnalyzerRequests, StreamingAnalysis
 
-COMPONENT_TYPE = "pushguard:index:PushSubscription"
 _RULE_TAG = re.compile(r"\s*\[(?P<rule>[a-z0-9-]+)\]$")
 
 
@@ -139,7 +139,7 @@ def refusal_violations(result: StackResult, failure: ProgramFailure) -> list[Vio
     line of the program that made the component (``[]`` for any other failure)."""
     if failure.component is None:
         return []
-    urn = f"urn:pulumi:{result.stack}::{result.project}::{COMPONENT_TYPE}::{failure.component}"
+    urn = f"urn:pulumi:{result.stack}::{result.project}::{TYPE_TOKEN}::{failure.component}"
     found = []
     for field, message in failure.problems:
         tag = _RULE_TAG.search(message)
