@@ -27,6 +27,9 @@ def spark() -> Iterator[SparkSession]:
         SparkSession.builder.master("local[2]")
         .appName("pushguard-tests")
         .config("spark.sql.shuffle.partitions", "4")
+        # One session serves every audit test: 4 GiB of heap (Spark's default is 1) and the
+        # cache cleared after each test, so what one audit persisted cannot starve the next.
+        .config("spark.driver.memory", "4g")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.host", "127.0.0.1")
@@ -36,6 +39,13 @@ def spark() -> Iterator[SparkSession]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(autouse=True)
+def _release_cached_data(request: pytest.FixtureRequest) -> Iterator[None]:
+    yield
+    if "spark" in request.fixturenames:
+        request.getfixturevalue("spark").catalog.clearCache()
 
 
 @dataclass
