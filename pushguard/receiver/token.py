@@ -138,10 +138,6 @@ def _unavailable() -> PushRejected:
     )
 
 
-def _same_key(one: RSAPublicKey, other: RSAPublicKey) -> bool:
-    return one is other or one.public_numbers() == other.public_numbers()
-
-
 class TokenVerifier:
     """Verifies push tokens for one audience and one push-auth service account.
 
@@ -195,11 +191,11 @@ class TokenVerifier:
     ) -> float:
         return entry[0].expires_at + self._skew
 
-    def _key(self, kid: str) -> RSAPublicKey:
-        """The key for ``kid`` from the key source: 401 when unknown, 503 when the source fails
-        (whatever it raises) or answers a key RS256 cannot use."""
+    def _key(self, kid: str) -> object:
+        """What the key source answers for ``kid``: 401 when it knows no such key, 503 when it
+        fails (whatever it raises)."""
         try:
-            key = self._keys.key(kid)
+            key: object = self._keys.key(kid)
         except KeySourceError:
             raise _unavailable() from None
         except Exception as exc:  # a custom key source's own failure is an outage, not a 500
@@ -207,7 +203,7 @@ class TokenVerifier:
             raise _unavailable() from None
         if key is None:
             raise _invalid("unknown_key", "the token is not signed by a known Google key")
-        return _usable(key)
+        return key
 
     def verify(self, token: str) -> TokenClaims:
         """Verify a compact-serialised JWT and return its claims.
@@ -228,7 +224,11 @@ class TokenVerifier:
             claims, key = cached
             # The cache vouches only while the key set still has the key that signed the token:
             # a withdrawn key ends its verifications at once, not at their ``exp``.
-            if _same_key(self._key(claims.key_id), key):
+            current = self._key(claims.key_id)
+            if current is key or (
+                isinstance(current, RSAPublicKey)
+                and current.public_numbers() == key.public_numbers()
+            ):
                 return claims
         entry = self._verify_fresh(token)
         with self._cache_lock:
@@ -249,7 +249,7 @@ class TokenVerifier:
             raise _invalid("unknown_key", "the token names no signing key")
         claims = _b64url_json(parts[1], "payload")
         signature = _b64url(parts[2], "signature")
-        key = self._key(kid)
+        key = _usable(self._key(kid))
         try:
             key.verify(signature, f"{parts[0]}.{parts[1]}".encode("ascii"), _PADDING, _SHA256)
         except InvalidSignature:
