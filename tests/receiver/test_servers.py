@@ -16,6 +16,7 @@ import asyncio
 import http.client
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -329,7 +330,7 @@ def ff_server(
             pytest.fail("functions-framework did not start")
         yield port, module_google
     finally:
-        server.terminate()
+        server.send_signal(signal.SIGQUIT)  # gunicorn's quick shutdown
         server.wait(timeout=10)
 
 

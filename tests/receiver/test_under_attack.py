@@ -284,9 +284,12 @@ def test_made_up_kids_keep_the_total_refetch_rate_bounded(google: FakeGoogle) ->
     keys = GoogleKeySource(fetch=endpoint, clock=google.now)
     verifier = PushVerifier(AUDIENCE, EMAIL, keys=keys, clock=google.now, cache_size=0)
     verifier.verify_token(bearer(google.token()))
-    for n in range(600):  # ten forged kids a second for a minute
+    payload = b64url(json.dumps(google.claims()).encode())
+    for n in range(600):  # ten forged kids a second for a minute (the kid is looked up first)
         google.clock[0] += 0.1
-        _reject(lambda n=n: verifier.verify_token(bearer(google.token(header={"kid": f"x{n}"}))))
+        header = b64url(json.dumps({"alg": "RS256", "kid": f"x{n}"}).encode())
+        forged = bearer(f"{header}.{payload}.AAAA")
+        assert _reject(lambda forged=forged: verifier.verify_token(forged)).code == "unknown_key"
     assert endpoint.calls <= 1 + 60 / 5
 
 
