@@ -76,7 +76,11 @@ WSGI server (``"1,2"``) are refused rather than taken as one ID."""
 def _agree(value: Any, pairs: tuple[tuple[str, str], ...]) -> Any:
     if isinstance(value, dict):
         for camel, snake in pairs:
-            if camel in value and snake in value and value[camel] != value[snake]:
+            if (
+                camel in value
+                and snake in value
+                and (type(value[camel]) is not type(value[snake]) or value[camel] != value[snake])
+            ):  # 1 and true, or 1 and 1.0, are two spellings that differ too
                 raise PydanticCustomError("spellings_differ", "the two spellings differ")
     return value
 

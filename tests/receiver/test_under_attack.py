@@ -357,13 +357,22 @@ def test_non_ascii_tokens_are_401(verifier: PushVerifier, token: str) -> None:
     "change",
     [
         {"deliveryAttempt": 1, "delivery_attempt": 2},
+        {"deliveryAttempt": 1, "delivery_attempt": True},
         {"message": {"orderingKey": "a", "ordering_key": "b"}},
         {"message": {"publishTime": 0, "publish_time": 0}},
         {"message": {"publishTime": "1790000000"}},
         {"message": {"publishTime": "2026-11-21"}},
         {"message": {"publishTime": "2026-11-21T19:13:55.749Z", "publish_time": "2026-11-21"}},
     ],
-    ids=["deliveryAttempt", "orderingKey", "publishTime 0", "epoch string", "date only", "differ"],
+    ids=[
+        "deliveryAttempt",
+        "deliveryAttempt true",
+        "orderingKey",
+        "publishTime 0",
+        "epoch string",
+        "date only",
+        "differ",
+    ],
 )
 def test_envelope_spellings_agree_and_publish_time_is_rfc3339(
     google: FakeGoogle, verifier: PushVerifier, change: dict[str, Any]
