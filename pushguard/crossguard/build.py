@@ -32,6 +32,9 @@ from packaging.utils import canonicalize_name
 import pushguard
 from pushguard._about import DISTRIBUTION
 
+PACK_EXTRAS = ("pulumi",)
+"""The extras of pushguard the pack needs (pulumi-policy and the Pulumi SDK: pyproject.toml)."""
+
 REGENERATE = "python -m pushguard.crossguard.build"
 """The command that rewrites the committed packs' ``PulumiPolicy.yaml`` at the installed version."""
 
@@ -186,7 +189,7 @@ def pinned_dependencies(requirements: Iterable[Requirement]) -> list[str]:
     """
     pins: dict[str, str] = {}
     seen: set[tuple[str, frozenset[str]]] = set()
-    todo = [r for r in requirements if _applies(r, ())]
+    todo = [r for r in requirements if _applies(r, PACK_EXTRAS)]
     while todo:
         requirement = todo.pop()
         key = canonicalize_name(requirement.name)

@@ -19,20 +19,22 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Annotated, Any
 
 from pydantic import (
     AliasChoices,
-    AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
+    PlainValidator,
     StringConstraints,
     ValidationError,
     model_validator,
 )
+from pydantic_core import ErrorDetails, PydanticCustomError
 
 from pushguard.receiver.errors import PushRejected
 from pushguard.receiver.token import TokenClaims
@@ -43,8 +45,44 @@ PUBLISH_TIME_HEADER = "x-goog-pubsub-publish-time"
 ORDERING_KEY_HEADER = "x-goog-pubsub-ordering-key"
 
 SubscriptionName = Annotated[
-    str, StringConstraints(pattern=r"^projects/[^/\s]+/subscriptions/[^/\s]+$", max_length=512)
+    str, StringConstraints(pattern=r"^projects/[^/\s,]+/subscriptions/[^/\s,]+$", max_length=512)
 ]
+
+_RFC3339 = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.][0-9]{1,9})?"
+    r"(?:[Zz]|[+-][0-9]{2}:[0-9]{2})"
+)
+
+
+def _rfc3339(value: object) -> datetime:
+    """An RFC 3339 date-time string with a time zone offset (RFC 3339 section 5.6), nothing else:
+    no epoch numbers, no date alone, no local time."""
+    if isinstance(value, str) and _RFC3339.fullmatch(value):
+        text = value.upper().replace(" ", "T")
+        try:
+            return datetime.fromisoformat(text)
+        except ValueError:
+            pass  # e.g. month 13: falls through to the same error
+    raise PydanticCustomError("rfc3339", "an RFC 3339 time with an offset is required")
+
+
+PublishTime = Annotated[datetime, PlainValidator(_rfc3339)]
+
+MessageIdHeader = Annotated[str, StringConstraints(pattern=r"^[!-+\--~]{1,256}$")]
+"""A message ID from a header: visible ASCII without ``,``, so that two header lines merged by a
+WSGI server (``"1,2"``) are refused rather than taken as one ID."""
+
+
+def _agree(value: Any, pairs: tuple[tuple[str, str], ...]) -> Any:
+    if isinstance(value, dict):
+        for camel, snake in pairs:
+            if (
+                camel in value
+                and snake in value
+                and (type(value[camel]) is not type(value[snake]) or value[camel] != value[snake])
+            ):  # 1 and true, or 1 and 1.0, are two spellings that differ too
+                raise PydanticCustomError("spellings_differ", "the two spellings differ")
+    return value
 
 
 class PushMessage(BaseModel):
@@ -85,10 +123,7 @@ class _WireMessage(BaseModel):
     message_id: str = Field(
         validation_alias=AliasChoices("messageId", "message_id"), min_length=1, max_length=256
     )
-    publish_time: AwareDatetime = Field(
-        validation_alias=AliasChoices("publishTime", "publish_time"),
-        strict=False,  # an RFC 3339 string; strict mode would only take it from raw JSON
-    )
+    publish_time: PublishTime = Field(validation_alias=AliasChoices("publishTime", "publish_time"))
     ordering_key: str | None = Field(
         default=None, validation_alias=AliasChoices("orderingKey", "ordering_key")
     )
@@ -96,11 +131,14 @@ class _WireMessage(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _spellings_agree(cls, value: Any) -> Any:
-        if isinstance(value, dict):
-            for camel, snake in (("messageId", "message_id"), ("publishTime", "publish_time")):
-                if camel in value and snake in value and value[camel] != value[snake]:
-                    raise ValueError(f"{camel} and {snake} differ")
-        return value
+        return _agree(
+            value,
+            (
+                ("messageId", "message_id"),
+                ("publishTime", "publish_time"),
+                ("orderingKey", "ordering_key"),
+            ),
+        )
 
 
 class _WireEnvelope(BaseModel):
@@ -112,11 +150,69 @@ class _WireEnvelope(BaseModel):
         default=None, validation_alias=AliasChoices("deliveryAttempt", "delivery_attempt"), ge=1
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _spellings_agree(cls, value: Any) -> Any:
+        return _agree(value, (("deliveryAttempt", "delivery_attempt"),))
 
-def _describe(error: ValidationError) -> str:
-    first = error.errors(include_url=False, include_input=False)[0]
-    where = ".".join(str(part) for part in first["loc"]) or "body"
-    return f"{where}: {first['msg']}"
+
+_FIELDS = frozenset(
+    {
+        "message",
+        "data",
+        "attributes",
+        "messageId",
+        "message_id",
+        "publishTime",
+        "publish_time",
+        "orderingKey",
+        "ordering_key",
+        "subscription",
+        "deliveryAttempt",
+        "delivery_attempt",
+    }
+)
+"""Field names of the wire models: the only words of a location that go into a reason."""
+
+_HEADERS = {
+    "subscription": SUBSCRIPTION_HEADER,
+    "message_id": MESSAGE_ID_HEADER,
+    "publish_time": PUBLISH_TIME_HEADER,
+    "ordering_key": ORDERING_KEY_HEADER,
+}
+
+_SENTENCES = {
+    "missing": "is required",
+    "string_type": "must be a string",
+    "int_type": "must be an integer",
+    "int_parsing": "must be an integer",
+    "int_from_float": "must be an integer",
+    "greater_than_equal": "must be 1 or more",
+    "string_too_short": "must not be empty",
+    "string_too_long": "is too long",
+    "string_pattern_mismatch": "is not in the expected form",
+    "dict_type": "must be an object",
+    "model_type": "must be an object",
+    "model_attributes_type": "must be an object",
+    "json_invalid": "is not UTF-8 JSON",
+    "json_type": "is not UTF-8 JSON",
+    "rfc3339": "must be an RFC 3339 time with an offset",
+    "spellings_differ": "has two spellings of a field that differ",
+}
+
+
+def _describe(error: ValidationError, names: Mapping[str, str] | None = None) -> str:
+    """A fixed sentence for the first error: a field path made of schema names only (a dict key
+    from the request ends the path) and a sentence chosen by the error type, never pydantic's
+    message (which may quote the input)."""
+    first: ErrorDetails = error.errors(include_url=False, include_input=False)[0]
+    path: list[str] = []
+    for part in first["loc"]:
+        if not isinstance(part, str) or part not in _FIELDS:
+            break
+        path.append(names.get(part, part) if names else part)
+    where = ".".join(path) or "body"
+    return f"{where}: {_SENTENCES.get(first['type'], 'is not valid')}"
 
 
 def parse_wrapped(body: bytes, token: TokenClaims | None = None) -> PushMessage:
@@ -154,8 +250,8 @@ class _UnwrappedMetadata(BaseModel):
     model_config = ConfigDict(strict=False, frozen=True)
 
     subscription: SubscriptionName | None = None
-    message_id: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = None
-    publish_time: AwareDatetime | None = None
+    message_id: MessageIdHeader | None = None
+    publish_time: PublishTime | None = None
     ordering_key: str | None = None
 
 
@@ -188,7 +284,7 @@ def parse_unwrapped(
             ordering_key=headers.get(ORDERING_KEY_HEADER),
         )
     except ValidationError as exc:
-        raise PushRejected(400, "malformed_metadata", _describe(exc)) from None
+        raise PushRejected(400, "malformed_metadata", _describe(exc, _HEADERS)) from None
     wanted = {name.lower() for name in attribute_headers}
     return PushMessage(
         data=body,

@@ -36,3 +36,8 @@ class PushRejected(Exception):  # noqa: N818 - the public name users catch
         if self.status == 403:
             return 'Bearer error="insufficient_scope"'
         return None
+
+
+def body_too_large() -> PushRejected:
+    """The rejection for a body over ``max_body_bytes`` (announced or read)."""
+    return PushRejected(413, "body_too_large", "the request body is over the size limit")

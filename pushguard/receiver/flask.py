@@ -10,8 +10,21 @@ Example::
     def on_order(message: PushMessage) -> None:
         process(message.data)          # returning None acknowledges (204)
 
-The token is verified before the body is read, and the body is read only up to the verifier's
-limit, so unauthenticated or oversized requests cost no more than their headers.
+The token is verified on the headers before anything reads the body; then at most
+``max_body_bytes + 1`` bytes are read, and the WSGI input is replaced by what was read
+(:mod:`pushguard.receiver.wsgi`), so no hook after the view reads more.
+
+What the handler may return (Flask's own conventions, plus Pub/Sub's outcomes):
+
+- ``None`` or ``True``: acknowledge, 204; ``False``: ask for redelivery, 503;
+- an ``int`` status: an acknowledging one (102 is answered 202, a final status) or a 4xx/5xx;
+- anything Flask's ``make_response`` takes (a string or bytes: 200; a ``dict``/``list``: JSON 200;
+  a ``(body, status)`` or ``(body, status, headers)`` tuple; a ``flask.Response``), whose status
+  must then be an acknowledging one or a 4xx/5xx.
+
+Flask has no way to know the result before the handler ran; a result outside this contract
+(a ``float``, a 203 or a redirect, an object Flask cannot send) is answered 500 and logged, so
+Pub/Sub redelivers: a handler bug is never a silent acknowledgement.
 """
 
 from __future__ import annotations
@@ -21,9 +34,18 @@ from collections.abc import Callable
 
 import flask
 
+from pushguard.receiver.ack import ACK_STATUSES
 from pushguard.receiver.errors import PushRejected
-from pushguard.receiver.http import Handler, PushResponse, outcome_response, rejection_response
+from pushguard.receiver.http import (
+    Handler,
+    PushResponse,
+    final_status,
+    handler_bug,
+    outcome_response,
+    rejection_response,
+)
 from pushguard.receiver.verifier import PushVerifier
+from pushguard.receiver.wsgi import read_body, seal_body
 
 
 def respond(verifier: PushVerifier, request: flask.Request, handler: Handler) -> flask.Response:
@@ -33,11 +55,31 @@ def respond(verifier: PushVerifier, request: flask.Request, handler: Handler) ->
     """
     try:
         token = verifier.verify_token(request.headers)
-        body = request.stream.read(verifier.max_body_bytes + 1)
+        body = read_body(request.environ, verifier.max_body_bytes)
         message = verifier.parse_body(request.headers, body, token)
     except PushRejected as rejection:
+        seal_body(request.environ, unread=True)
         return _to_flask(rejection_response(rejection))
-    return _to_flask(outcome_response(handler(message)))
+    seal_body(request.environ, body)
+    return result_response(handler(message))
+
+
+def result_response(outcome: object) -> flask.Response:
+    """The Flask response for what a handler returned (the contract in the module docstring)."""
+    if outcome is None or isinstance(outcome, bool) or type(outcome) is int:
+        try:
+            return _to_flask(outcome_response(outcome))
+        except ValueError:
+            return _to_flask(handler_bug(f"status {outcome}"))
+    try:
+        response = flask.make_response(outcome)
+    except (TypeError, ValueError):
+        return _to_flask(handler_bug(f"a {type(outcome).__name__}"))
+    status = response.status_code
+    if status in ACK_STATUSES or 400 <= status <= 599:
+        response.status_code = final_status(status)
+        return response
+    return _to_flask(handler_bug(f"status {status}"))
 
 
 def push_handler(verifier: PushVerifier) -> Callable[[Handler], Callable[[], flask.Response]]:

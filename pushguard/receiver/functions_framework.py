@@ -13,6 +13,14 @@ it and passes the message on::
     @push_function(verifier)
     def on_order(message):
         process(message.data)
+
+The Functions Framework reads the whole request body after every HTTP function (its
+``after_request`` hook ``read_request`` calls ``get_data()``). The adapter checks the token on
+the headers, reads at most ``max_body_bytes + 1`` bytes itself and then replaces the WSGI input
+by what it read (:mod:`pushguard.receiver.wsgi`): the hook reads those bytes, never the client's
+socket, so an unauthenticated body is not read and a withheld one does not hold a thread.
+Handler results follow the Flask adapter's contract (:mod:`pushguard.receiver.flask`): the
+Functions Framework hands an HTTP function's result to Flask.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import logging
 import re
 import threading
 import time
@@ -28,6 +29,9 @@ GOOGLE_CERTS_URL = "https://www.googleapis.com/oauth2/v1/certs"
 """Google's signing certificates for ID tokens, PEM form (what ``google.oauth2.id_token`` uses)."""
 
 MIN_RSA_BITS = 2048
+"""RS256 keys must be at least 2048 bits (RFC 7518 section 3.3)."""
+
+LOG = logging.getLogger("pushguard.receiver")
 
 
 class KeySourceError(Exception):
@@ -44,6 +48,14 @@ class KeySource(Protocol):
     def key(self, kid: str) -> RSAPublicKey | None: ...
 
 
+class UnusableKeyError(ValueError):
+    """A key RS256 cannot use. ``reason`` is a fixed phrase (no key material, no input)."""
+
+    def __init__(self, kid: str, reason: str, detail: str = "") -> None:
+        super().__init__(f"key {kid!r}: {reason}{f' ({detail})' if detail else ''}")
+        self.reason = reason
+
+
 def load_rsa_public_key(pem: str | bytes, *, kid: str = "?") -> RSAPublicKey:
     """Parse a PEM X.509 certificate or PEM public key into an RSA public key.
 
@@ -52,9 +64,11 @@ def load_rsa_public_key(pem: str | bytes, *, kid: str = "?") -> RSAPublicKey:
         kid: the key ID, only to name the key in errors.
 
     Raises:
-        ValueError: not PEM, not RSA, or shorter than 2048 bits (RS256 keys must be at least
-            2048 bits: RFC 7518 section 3.3).
+        UnusableKeyError: (a ``ValueError``) not PEM, not RSA, or shorter than 2048 bits (RS256
+            keys must be at least 2048 bits: RFC 7518 section 3.3).
     """
+    if not isinstance(pem, str | bytes):
+        raise UnusableKeyError(kid, "not a PEM string")
     data = pem.encode() if isinstance(pem, str) else pem
     try:
         public_key: object = (
@@ -62,12 +76,12 @@ def load_rsa_public_key(pem: str | bytes, *, kid: str = "?") -> RSAPublicKey:
             if b"-----BEGIN CERTIFICATE-----" in data
             else load_pem_public_key(data)
         )
-    except ValueError as exc:
-        raise ValueError(f"key {kid!r}: not a PEM certificate or public key ({exc})") from None
+    except (ValueError, TypeError, UnicodeError) as exc:
+        raise UnusableKeyError(kid, "not a PEM certificate or public key", str(exc)) from None
     if not isinstance(public_key, RSAPublicKey):
-        raise ValueError(f"key {kid!r}: RS256 needs an RSA key, got {type(public_key).__name__}")
+        raise UnusableKeyError(kid, "not an RSA key (RS256 needs RSA)", type(public_key).__name__)
     if public_key.key_size < MIN_RSA_BITS:
-        raise ValueError(f"key {kid!r}: {public_key.key_size}-bit RSA; at least 2048 is required")
+        raise UnusableKeyError(kid, "an RSA key under 2048 bits", f"{public_key.key_size} bits")
     return public_key
 
 
@@ -144,13 +158,18 @@ class GoogleKeySource:
             ``requests``), called as ``fetch(url)``.
         clock: seconds since the epoch; injectable for tests.
         default_lifetime: seconds to cache when the response has no caching headers.
-        min_refresh_interval: at most one refetch per this many seconds when a token names a
-            ``kid`` that is not cached (Google rotated its keys). Tokens with made-up ``kid`` s
-            therefore cannot make the receiver hammer Google.
+        min_refresh_interval: at most one refetch per this many seconds (default 5) when a
+            token names a ``kid`` that is not cached (Google rotated its keys). Made-up ``kid`` s
+            therefore cost Google at most one request per interval, and delay the refetch a
+            genuinely new key needs by at most the interval.
 
     ``key()`` raises :class:`KeySourceError` when the cached keys have expired and a refetch
     failed (or was rate-limited after a failure): expired keys are not used, since Google may have
     withdrawn them. A failed refetch for an unknown ``kid`` keeps the unexpired keys.
+
+    Entries of the document that RS256 cannot use (not RSA, under 2048 bits, not a certificate)
+    are skipped, logged and listed in :attr:`skipped` (``{kid: reason}``); the document is
+    refused only when no entry is usable.
     """
 
     def __init__(
@@ -160,7 +179,7 @@ class GoogleKeySource:
         fetch: Fetch | None = None,
         clock: Callable[[], float] = time.time,
         default_lifetime: float = 300.0,
-        min_refresh_interval: float = 30.0,
+        min_refresh_interval: float = 5.0,
     ) -> None:
         self._url = url
         self._fetch = fetch
@@ -172,6 +191,8 @@ class GoogleKeySource:
         self._last_attempt = float("-inf")
         self._last_error = "not fetched yet"
         self._lock = threading.Lock()
+        self.skipped: dict[str, str] = {}
+        """Entries of the last document that were not usable: ``{kid: reason}``."""
 
     def key(self, kid: str) -> RSAPublicKey | None:
         """The key for ``kid``; refetches when the cache expired or ``kid`` is not in it."""
@@ -205,9 +226,17 @@ class GoogleKeySource:
         document = json.loads(response.data)
         if not isinstance(document, dict) or not document:
             raise ValueError("expected a JSON object of {kid: PEM certificate}")
-        keys = {
-            str(kid): load_rsa_public_key(str(pem), kid=str(kid)) for kid, pem in document.items()
-        }
+        keys: dict[str, RSAPublicKey] = {}
+        skipped: dict[str, str] = {}
+        for kid, pem in document.items():
+            try:
+                keys[kid] = load_rsa_public_key(pem, kid=kid)
+            except UnusableKeyError as exc:
+                skipped[kid] = exc.reason
+                LOG.warning("signing key %r from %s skipped: %s", kid, self._url, exc.reason)
+        self.skipped = skipped
+        if not keys:
+            raise ValueError("no usable RSA key in the document")
         lifetime = cache_lifetime(response.headers, now)
         return keys, self._default_lifetime if lifetime is None else lifetime
 

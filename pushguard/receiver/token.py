@@ -19,6 +19,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import logging
+import math
 import re
 import threading
 import time
@@ -29,16 +31,23 @@ from typing import Any
 from cachetools import TLRUCache
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.padding import PKCS1v15
+from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicKey
 from cryptography.hazmat.primitives.hashes import SHA256
 
 from pushguard.receiver.errors import PushRejected
-from pushguard.receiver.keys import KeySource, KeySourceError
+from pushguard.receiver.keys import MIN_RSA_BITS, KeySource, KeySourceError
+
+LOG = logging.getLogger("pushguard.receiver")
 
 GOOGLE_ISSUERS = frozenset({"accounts.google.com", "https://accounts.google.com"})
 """The ``iss`` values of Google ID tokens (both forms occur: Google's OpenID Connect docs)."""
 
 MAX_TOKEN_CHARS = 8192
 """Google ID tokens are about 1 KB; anything far larger is not one."""
+
+MAX_NUMERIC_DATE = 253_402_300_799
+"""9999-12-31T23:59:59Z: a larger ``exp``, ``iat`` or ``nbf`` is not a time but an attack on the
+arithmetic (``10**400`` overflows a float, ``1e400`` parses as infinity and never expires)."""
 
 _SEGMENT = re.compile(r"[A-Za-z0-9_-]+")
 _PADDING = PKCS1v15()
@@ -73,8 +82,11 @@ def _invalid(code: str, reason: str) -> PushRejected:
 
 
 def _b64url_json(segment: str, what: str) -> dict[str, Any]:
+    """The JSON object in a token segment. UTF-8 only (RFC 7515 section 5.2 and RFC 7519
+    section 7.2): ``json.loads`` of bytes would also take UTF-16, UTF-32 and a BOM."""
     try:
-        value = json.loads(_b64url(segment, what), parse_constant=_reject_constant)
+        text = _b64url(segment, what).decode("utf-8")
+        value = json.loads(text, parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise _invalid("malformed_token", f"the token {what} is not a JSON object") from None
     if not isinstance(value, dict):
@@ -98,10 +110,32 @@ def _reject_constant(name: str) -> None:
 
 
 def _number(claims: dict[str, Any], name: str) -> float:
+    """A NumericDate claim (RFC 7519 section 2): a whole number of seconds from 0 to
+    :data:`MAX_NUMERIC_DATE`; Google issues integers."""
     value = claims.get(name)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _invalid("malformed_token", f"the token has no numeric '{name}' claim")
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        raise _invalid("malformed_token", f"the token's '{name}' claim is not a whole number")
+    if not 0 <= value <= MAX_NUMERIC_DATE:
+        raise _invalid("malformed_token", f"the token's '{name}' claim is out of range")
     return float(value)
+
+
+def _usable(key: object) -> RSAPublicKey:
+    """The key a key source answered, if RS256 can use it (RSA of at least 2048 bits: RFC 7518
+    section 3.3); else the receiver is misconfigured: 503, and the cause is logged."""
+    if isinstance(key, RSAPublicKey) and key.key_size >= MIN_RSA_BITS:
+        return key
+    what = f"{key.key_size}-bit RSA" if isinstance(key, RSAPublicKey) else type(key).__name__
+    LOG.error("the key source answered an unusable key (%s); RS256 needs RSA of 2048+ bits", what)
+    raise _unavailable()
+
+
+def _unavailable() -> PushRejected:
+    return PushRejected(
+        503, "keys_unavailable", "Google's signing keys are unavailable; retry later"
+    )
 
 
 class TokenVerifier:
@@ -147,13 +181,29 @@ class TokenVerifier:
         self._keys = keys
         self._skew = clock_skew
         self._clock = clock
-        self._cache: TLRUCache[bytes, TokenClaims] | None = (
+        self._cache: TLRUCache[bytes, tuple[TokenClaims, RSAPublicKey]] | None = (
             TLRUCache(cache_size, ttu=self._cache_until, timer=clock) if cache_size else None
         )
         self._cache_lock = threading.Lock()
 
-    def _cache_until(self, _key: bytes, claims: TokenClaims, _now: float) -> float:
-        return claims.expires_at + self._skew
+    def _cache_until(
+        self, _key: bytes, entry: tuple[TokenClaims, RSAPublicKey], _now: float
+    ) -> float:
+        return entry[0].expires_at + self._skew
+
+    def _key(self, kid: str) -> object:
+        """What the key source answers for ``kid``: 401 when it knows no such key, 503 when it
+        fails (whatever it raises)."""
+        try:
+            key: object = self._keys.key(kid)
+        except KeySourceError:
+            raise _unavailable() from None
+        except Exception as exc:  # a custom key source's own failure is an outage, not a 500
+            LOG.error("the key source failed: %s", type(exc).__name__)
+            raise _unavailable() from None
+        if key is None:
+            raise _invalid("unknown_key", "the token is not signed by a known Google key")
+        return key
 
     def verify(self, token: str) -> TokenClaims:
         """Verify a compact-serialised JWT and return its claims.
@@ -163,21 +213,29 @@ class TokenVerifier:
                 token, an unknown ``kid``, a wrong issuer or audience; 403 for a valid token of
                 another account or an unverified email; 503 when no signing keys can be had.
         """
-        if len(token) > MAX_TOKEN_CHARS:
-            raise _invalid("malformed_token", "the token is too long")
+        if not isinstance(token, str) or len(token) > MAX_TOKEN_CHARS or not token.isascii():
+            raise _invalid("malformed_token", "the token is not a compact JWT")
         if self._cache is None:
-            return self._verify_fresh(token)
-        digest = hashlib.sha256(token.encode()).digest()
+            return self._verify_fresh(token)[0]
+        digest = hashlib.sha256(token.encode("ascii")).digest()
         with self._cache_lock:
             cached = self._cache.get(digest)
         if cached is not None:
-            return cached
-        claims = self._verify_fresh(token)
+            claims, key = cached
+            # The cache vouches only while the key set still has the key that signed the token:
+            # a withdrawn key ends its verifications at once, not at their ``exp``.
+            current = self._key(claims.key_id)
+            if current is key or (
+                isinstance(current, RSAPublicKey)
+                and current.public_numbers() == key.public_numbers()
+            ):
+                return claims
+        entry = self._verify_fresh(token)
         with self._cache_lock:
-            self._cache[digest] = claims
-        return claims
+            self._cache[digest] = entry
+        return entry[0]
 
-    def _verify_fresh(self, token: str) -> TokenClaims:
+    def _verify_fresh(self, token: str) -> tuple[TokenClaims, RSAPublicKey]:
         parts = token.split(".")
         if len(parts) != 3:
             raise _invalid("malformed_token", "the token is not a signed JWT (three segments)")
@@ -191,19 +249,12 @@ class TokenVerifier:
             raise _invalid("unknown_key", "the token names no signing key")
         claims = _b64url_json(parts[1], "payload")
         signature = _b64url(parts[2], "signature")
-        try:
-            key = self._keys.key(kid)
-        except KeySourceError:
-            raise PushRejected(
-                503, "keys_unavailable", "Google's signing keys are unavailable; retry later"
-            ) from None
-        if key is None:
-            raise _invalid("unknown_key", "the token is not signed by a known Google key")
+        key = _usable(self._key(kid))
         try:
             key.verify(signature, f"{parts[0]}.{parts[1]}".encode("ascii"), _PADDING, _SHA256)
         except InvalidSignature:
             raise _invalid("bad_signature", "the token signature is not valid") from None
-        return self._check_claims(claims, kid)
+        return self._check_claims(claims, kid), key
 
     def _check_claims(self, claims: dict[str, Any], kid: str) -> TokenClaims:
         issuer = claims.get("iss")

@@ -7,12 +7,13 @@ without a valid token learns nothing about the body), then the body's size, then
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Literal, Protocol
 
 from pushguard.receiver.envelope import PushMessage, parse_unwrapped, parse_wrapped
-from pushguard.receiver.errors import PushRejected
+from pushguard.receiver.errors import PushRejected, body_too_large
 from pushguard.receiver.keys import GoogleKeySource, KeySource, StaticKeySource
 from pushguard.receiver.token import TokenClaims, TokenVerifier
 
@@ -31,31 +32,103 @@ _SINGLE_VALUED = frozenset(
 )
 
 
+CREDENTIAL_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "cookie",
+        "set-cookie",
+        "x-serverless-authorization",
+        "x-forwarded-authorization",
+        "x-goog-iap-jwt-assertion",
+        "x-goog-api-key",
+        "x-api-key",
+    }
+)
+"""Headers that carry credentials (RFC 9110 section 11, RFC 6265, Cloud Run's
+``X-Serverless-Authorization``, IAP's ``X-Goog-IAP-JWT-Assertion``): never attributes."""
+
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+"""A header field name (RFC 9110 section 5.1: a token)."""
+
+SUBSCRIPTION_PATTERN = re.compile(
+    r"projects/(?:[a-z][a-z0-9.-]{0,62}:)?[a-z][a-z0-9-]{4,28}[a-z0-9]"
+    r"/subscriptions/(?!goog)[A-Za-z][A-Za-z0-9._~%+-]{2,254}"
+)
+"""``projects/PROJECT/subscriptions/SUBSCRIPTION``: project IDs of 6-30 lowercase letters, digits
+and hyphens (optionally domain-scoped), subscription IDs that start with a letter, 3-255
+characters of letters, digits and ``-._~%+``, not starting with ``goog``
+(https://cloud.google.com/pubsub/docs/pubsub-basics#resource_names)."""
+
+
+def _attribute_headers(names: Iterable[str]) -> tuple[str, ...]:
+    checked = []
+    for name in names:
+        if not isinstance(name, str) or not _TOKEN.fullmatch(name):
+            raise ValueError(
+                f"attribute_headers: {name!r} is not a header name (RFC 9110 token characters)"
+            )
+        lowered = name.lower()
+        if lowered in CREDENTIAL_HEADERS:
+            raise ValueError(
+                f"attribute_headers: {name!r} carries credentials and is never an attribute"
+            )
+        if lowered.startswith("x-goog-pubsub-"):
+            raise ValueError(
+                f"attribute_headers: {name!r} is Pub/Sub metadata (PushMessage has it already)"
+            )
+        checked.append(lowered)
+    return tuple(checked)
+
+
 class Headers(Protocol):
     """Any request-header collection with ``items()``: a dict, Flask's, Starlette's."""
 
     def items(self) -> Iterable[tuple[str, str]]: ...
 
 
+MAX_HEADER_LINES = 1000
+"""Header lines examined before the token is checked. Pub/Sub sends a dozen transport headers,
+plus one per attribute on unwrapped pushes (at most 100 attributes per message:
+https://cloud.google.com/pubsub/quotas#resource_limits); more is refused with 431."""
+
+MAX_HEADER_BYTES = 256 * 1024
+"""Bytes of header names and values examined before the token is checked: 100 attributes of
+256-byte keys and 1,024-byte values (Pub/Sub's limits) fit four times over; more is 431."""
+
+
+def _too_large() -> PushRejected:
+    return PushRejected(431, "headers_too_large", "the request headers are over the size limit")
+
+
 def lowercase_headers(headers: Headers) -> dict[str, str]:
     """Header names lowercased; repeated headers joined with ``", "`` (RFC 9110 section 5.3).
 
+    Linear in the size of the header block, and bounded: at most :data:`MAX_HEADER_LINES` lines
+    and :data:`MAX_HEADER_BYTES` bytes are examined.
+
     Raises:
-        PushRejected: a header that must occur once (``Authorization``, ``x-goog-pubsub-*``)
-            occurs more than once: 401 for ``Authorization``, else 400.
+        PushRejected: 431 for a header block over the caps; a header that must occur once
+            (``Authorization``, ``x-goog-pubsub-*``) occurs more than once: 401 for
+            ``Authorization``, else 400.
     """
-    lowered: dict[str, str] = {}
-    for name, value in headers.items():
+    collected: dict[str, list[str]] = {}
+    size = 0
+    for lines, (name, value) in enumerate(headers.items(), start=1):
+        size += len(name) + len(value)
+        if lines > MAX_HEADER_LINES or size > MAX_HEADER_BYTES:
+            raise _too_large()
         key = name.lower()
-        if key in lowered:
+        values = collected.setdefault(key, [])
+        if values and key in _SINGLE_VALUED:
             if key == "authorization":
                 raise PushRejected(401, "malformed_token", "more than one Authorization header")
-            if key in _SINGLE_VALUED:
-                raise PushRejected(400, "malformed_metadata", f"more than one {key} header")
-            lowered[key] = f"{lowered[key]}, {value}"
-        else:
-            lowered[key] = value
-    return lowered
+            raise PushRejected(400, "malformed_metadata", "a metadata header occurs more than once")
+        values.append(value)
+    return {
+        key: values[0] if len(values) == 1 else ", ".join(values)
+        for key, values in collected.items()
+    }
 
 
 def bearer_token(authorization: str | None) -> str:
@@ -85,7 +158,14 @@ class PushVerifier:
             certificate endpoint (needs the ``receiver`` extra's ``requests``).
         payload_format: ``"wrapped"`` (default) or ``"unwrapped"`` (the subscription sets
             ``noWrapper``).
-        attribute_headers: unwrapped only: headers to return as message attributes.
+        attribute_headers: unwrapped only: headers to return as message attributes (header
+            names; credential-bearing headers such as ``Authorization`` and ``Cookie`` and the
+            ``x-goog-pubsub-*`` metadata headers are refused). WSGI servers drop header names
+            that contain ``_`` and all servers lowercase them: name attributes in lowercase
+            letters, digits and ``-``.
+        subscription: ``projects/P/subscriptions/S`` to accept pushes of that subscription only
+            (the envelope's ``subscription``, or the ``x-goog-pubsub-subscription-name`` header
+            when unwrapped, which needs ``writeMetadata``); another one, or none, is 403.
         max_body_bytes: larger bodies are rejected with 413.
         clock_skew: seconds of tolerance on token times (0-300).
         cache_size: verified tokens remembered until they expire (0: off).
@@ -112,6 +192,7 @@ class PushVerifier:
         keys: KeySource | Mapping[str, str | bytes] | None = None,
         payload_format: Literal["wrapped", "unwrapped"] = "wrapped",
         attribute_headers: Iterable[str] = (),
+        subscription: str | None = None,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         clock_skew: float = 30.0,
         cache_size: int = 10_000,
@@ -123,7 +204,14 @@ class PushVerifier:
             )
         if max_body_bytes < 1:
             raise ValueError(f"max_body_bytes: a positive number of bytes, got {max_body_bytes}")
-        attribute_headers = tuple(attribute_headers)
+        attribute_headers = _attribute_headers(attribute_headers)
+        if subscription is not None and not (
+            isinstance(subscription, str) and SUBSCRIPTION_PATTERN.fullmatch(subscription)
+        ):
+            raise ValueError(
+                "subscription: 'projects/PROJECT_ID/subscriptions/SUBSCRIPTION_ID' is required, "
+                f"got {subscription!r}"
+            )
         if attribute_headers and payload_format == "wrapped":
             raise ValueError("attribute_headers: only for payload_format='unwrapped'")
         if keys is None:
@@ -143,6 +231,7 @@ class PushVerifier:
         self.payload_format = payload_format
         self.attribute_headers = attribute_headers
         self.max_body_bytes = max_body_bytes
+        self.subscription = subscription
 
     def verify_token(self, headers: Headers) -> TokenClaims:
         """Check only the request's bearer token.
@@ -177,12 +266,27 @@ class PushVerifier:
         if not isinstance(body, bytes | bytearray | memoryview):
             raise TypeError(f"body must be bytes, got {type(body).__name__}")
         if len(body) > self.max_body_bytes:
-            raise PushRejected(413, "body_too_large", "the request body is over the size limit")
+            raise body_too_large()
         if self.payload_format == "unwrapped":
-            return parse_unwrapped(
+            message = parse_unwrapped(
                 lowercase_headers(headers),
                 bytes(body),
                 attribute_headers=self.attribute_headers,
                 token=token,
             )
-        return parse_wrapped(bytes(body), token=token)
+        else:
+            message = parse_wrapped(bytes(body), token=token)
+        self._check_subscription(message)
+        return message
+
+    def _check_subscription(self, message: PushMessage) -> None:
+        if self.subscription is None or message.subscription == self.subscription:
+            return
+        if message.subscription is None and self.payload_format == "unwrapped":
+            raise PushRejected(
+                403,
+                "no_subscription_metadata",
+                "the subscription is pinned but the push has no subscription header "
+                "(the subscription must set writeMetadata)",
+            )
+        raise PushRejected(403, "wrong_subscription", "the push is for another subscription")

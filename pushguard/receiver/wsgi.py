@@ -1,0 +1,77 @@
+"""The body guard of the WSGI adapters (Flask, Functions Framework): nothing reads more of the
+request body than the verifier allows, before or after the view.
+
+A WSGI application reads the body from ``environ["wsgi.input"]`` (PEP 3333). The adapters check
+the token on the headers first, then read at most ``max_body_bytes + 1`` bytes themselves, and
+finally put what they read (nothing, for a rejected token) in place of the WSGI input, with a
+matching ``CONTENT_LENGTH``. Hooks that run after the view and read the whole body, such as the
+Functions Framework's ``after_request`` hook ``read_request`` (which calls ``get_data()`` on
+every non-streamed response), then read those bytes and never the client's socket: a request
+without a valid token costs its headers, and one that announces a body and withholds it gets its
+answer at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import socket
+from typing import Any
+
+from werkzeug.wsgi import get_input_stream
+
+from pushguard.receiver.errors import body_too_large
+
+CHUNK_BYTES = 64 * 1024
+"""Bytes asked of the WSGI input per read."""
+
+
+def read_body(environ: dict[str, Any], limit: int) -> bytes:
+    """At most ``limit + 1`` bytes of the body: enough to tell a body over ``limit``.
+
+    A ``Content-Length`` over ``limit`` is refused before reading. The body is read in chunks
+    until ``limit + 1`` bytes or its end (a single ``read(n)`` may return fewer bytes); werkzeug's
+    ``get_input_stream`` stops at ``Content-Length`` and handles chunked requests
+    (``wsgi.input_terminated``).
+
+    Raises:
+        PushRejected: 413 when the announced length is over ``limit``.
+    """
+    announced = str(environ.get("CONTENT_LENGTH") or "").strip()
+    if announced.isdigit() and int(announced) > limit:
+        raise body_too_large()
+    stream = get_input_stream(environ, safe_fallback=True)
+    chunks: list[bytes] = []
+    size = 0
+    while size <= limit:
+        chunk = stream.read(min(CHUNK_BYTES, limit + 1 - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def seal_body(environ: dict[str, Any], body: bytes = b"", *, unread: bool = False) -> None:
+    """Replace the WSGI input with ``body`` (what the adapter read), so that nothing after the
+    view reads the client's socket.
+
+    With ``unread`` (the request was rejected and its body may still be on the way), the
+    connection is also ended after the response where the server allows it: gunicorn (which the
+    Functions Framework runs) otherwise drains an unread body after the response to keep the
+    connection alive, holding a worker thread for up to 5 s per request whose client withholds
+    it. Its plain HTTP/1.x socket (``environ["gunicorn.socket"]``) is shut for reading; the
+    response is still written, and the drain ends at once.
+    """
+    environ["wsgi.input"] = io.BytesIO(body)
+    environ["CONTENT_LENGTH"] = str(len(body))
+    environ.pop("wsgi.input_terminated", None)
+    environ.pop("HTTP_TRANSFER_ENCODING", None)
+    connection = environ.get("gunicorn.socket")
+    if (
+        unread
+        and type(connection) is socket.socket  # not TLS: shutting a TLS socket ends its writes
+        and environ.get("SERVER_PROTOCOL") in ("HTTP/1.0", "HTTP/1.1")  # not a shared h2 one
+    ):
+        with contextlib.suppress(OSError):  # already gone: nothing left to drain
+            connection.shutdown(socket.SHUT_RD)
