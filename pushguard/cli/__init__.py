@@ -25,8 +25,8 @@ from pushguard.cli.exit import (
     run_gate,
     write_usage_report,
 )
-from pushguard.crossguard.build import PackBuildError, build_pack
-from pushguard.preview.isolation import DEFAULT_TIMEOUT
+from pushguard.cli.extras import require_extra
+from pushguard.preview.limits import DEFAULT_TIMEOUT
 from pushguard.rules import RULES
 from pushguard.rules.docs import rules_markdown
 
@@ -134,7 +134,8 @@ def preview_command(  # noqa: PLR0917 - typer maps parameters to options
     Exit codes: 0 no mandatory violation, 1 a mandatory violation, 2 bad usage or a failed run
     (the report is written in every case).
     """
-    from pushguard.cli.reports import PreviewReport  # noqa: PLC0415 - keeps `rules` light
+    require_extra("preview", "pulumi")
+    from pushguard.cli.reports import PreviewReport  # noqa: PLC0415 - needs the pulumi extra
     from pushguard.preview.runner import PreviewOptions, run_preview  # noqa: PLC0415
 
     options = PreviewOptions(program_dir, stack, policy_pack, policy_config, timeout)
@@ -172,8 +173,9 @@ def analyze_command(  # noqa: PLR0917 - typer maps parameters to options
     failed run or a state file that cannot be read (the other files are still analysed, and the
     report is written in every case).
     """
+    require_extra("analyze", "pulumi")
     from pushguard.analyze.runner import AnalyzeOptions, run_analyze  # noqa: PLC0415
-    from pushguard.cli.reports import AnalyzeReport  # noqa: PLC0415 - keeps `rules` light
+    from pushguard.cli.reports import AnalyzeReport  # noqa: PLC0415 - needs the pulumi extra
 
     options = AnalyzeOptions(state_paths, policy_pack, policy_config)
     report = run_gate(
@@ -227,15 +229,9 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
     Exit codes: 0 nothing at or above --fail-on, 1 a violation at or above it, 2 bad usage or a
     failed run (the outputs written so far are marked incomplete by the audit).
     """
-    try:
-        from pushguard.audit.command import run  # noqa: PLC0415 - needs the audit extra
-    except ImportError as error:
-        typer.echo(
-            f"pushguard audit: error: {error}; install the audit extra: "
-            "pip install 'pushguard[audit]'",
-            err=True,
-        )
-        raise typer.Exit(2) from None
+    require_extra("audit", "audit")
+    from pushguard.audit.command import run  # noqa: PLC0415 - needs the audit extra
+
     guarded_exit_code(
         "audit",
         lambda: run(
@@ -270,6 +266,11 @@ def pack_build_command(
     that installs from that folder alone with every dependency pinned to the version installed
     here.
     """
+    require_extra(
+        "pack build", "pulumi"
+    )  # the pack pins the pulumi extra's versions installed here
+    from pushguard.crossguard.build import PackBuildError, build_pack  # noqa: PLC0415
+
     try:
         built = build_pack(folder)
     except (PackBuildError, OSError) as error:

@@ -36,11 +36,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pushguard.gate.result import ProgramOutput, ResourceRecord
+from pushguard.preview.limits import DEFAULT_TIMEOUT
 from pushguard.preview.program import ProgramFailure
 from pushguard.preview.project import PulumiProject
-
-DEFAULT_TIMEOUT = 600.0
-"""Seconds a program may run before the preview stops it (``--timeout``)."""
 
 DRAIN_SECONDS = 10.0
 """Seconds to wait, once the child has exited and its session was stopped, for the end of its

@@ -27,11 +27,11 @@ from pushguard.gate.pack import pack_python, resolve_pack_dir
 from pushguard.gate.result import StackResult, Violation, sort_violations
 from pushguard.policy.config_file import PolicyConfigError, load_policy_config
 from pushguard.preview.isolation import (
-    DEFAULT_TIMEOUT,
     IsolatedRun,
     ProgramEndedError,
     run_isolated,
 )
+from pushguard.preview.limits import DEFAULT_TIMEOUT
 from pushguard.preview.mocks import PLACEHOLDER_PROJECT_NUMBER
 from pushguard.preview.origin import PreviewError, ProgramOrigin
 from pushguard.preview.program import ProgramFailure

@@ -110,15 +110,31 @@ def test_the_receiver_imports_without_pulumi_or_spark() -> None:
     assert done.stdout == "ok\n"
 
 
-def test_the_console_script_without_pulumi_names_the_extra() -> None:
-    done = _run(
-        """
-        from importlib.metadata import entry_points
-        [script] = entry_points(group="console_scripts", name="pushguard")
-        sys.argv = ["pushguard", "preview", "--stack", "dev"]
-        sys.exit(script.load()())
-        """
-    )
+SCRIPT = """
+from importlib.metadata import entry_points
+[script] = entry_points(group="console_scripts", name="pushguard")
+sys.argv = ["pushguard", *sys.argv[1:]]
+sys.exit(script.load()())
+"""
+
+
+@pytest.mark.parametrize(
+    ("command", "extra"),
+    [
+        (["preview", "--stack", "dev"], "pulumi"),
+        (["analyze", "x.json"], "pulumi"),
+        (["pack", "build", "out"], "pulumi"),
+        (["audit", "--out", "o", "e.json"], "audit"),
+    ],
+)
+def test_a_command_without_its_extra_names_the_extra(command: list[str], extra: str) -> None:
+    done = _run(SCRIPT, *command)
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
-    assert "pushguard[pulumi]" in done.stderr
+    assert f"pushguard[{extra}]" in done.stderr
+
+
+def test_commands_that_need_no_extra_run_without_pulumi_or_spark() -> None:
+    done = _run(SCRIPT, "rules", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert "push-endpoint-https" in done.stdout
