@@ -144,3 +144,48 @@ def canonical_stack(resources: Iterable[WireResource]) -> list[WireResource]:
         except ValueError:
             out.append(resource)
     return out
+
+
+_IAM_READ = {
+    "gcp": "every pulumi-gcp `IAMMember`/`IAMBinding`/`IAMPolicy` the rules need "
+    "(service account, project, Cloud Run, Cloud Functions, topic, subscription)",
+    "google-native": "`iam/v1:ServiceAccountIam*`, `cloudresourcemanager/v1:ProjectIam*`, "
+    "`cloudresourcemanager/v3:ProjectIam*`, `run/v1:ServiceIam*`, `run/v2:ServiceIam*`, "
+    "`cloudfunctions/v1:FunctionIam*`, `pubsub/v1:TopicIam*`, `pubsub/v1:SubscriptionIam*` "
+    "(Member, Binding, Policy)",
+    "config-connector": "`IAMPolicyMember`, `IAMPartialPolicy`, `IAMPolicy` on an "
+    "`IAMServiceAccount`, `Project`, `RunService`, `CloudFunctionsFunction`, `PubSubTopic` or "
+    "`PubSubSubscription` (by `external`, or by `name` when the object is in the stack)",
+    "terraform": "the `*IamMember`/`*IamBinding`/`*IamPolicy` of `serviceAccount`, `project`, "
+    "`cloudRunV2Service`, `cloudRunService`, `cloudfunctionsFunction`, `pubsubTopic`, "
+    "`pubsubSubscription`",
+}
+_PROJECT_FROM = {
+    "gcp": "`project`, else the provider's (`gcp:project`, `GOOGLE_PROJECT`...)",
+    "google-native": "`project`, else the provider's (`google-native:project`, "
+    "`GOOGLE_PROJECT`...)",
+    "config-connector": "the `cnrm.cloud.google.com/project-id` annotation, else the "
+    "namespace's annotation or name when the `Namespace` is in the stack; otherwise not checked",
+    "terraform": "`project`, else the provider's (`google:project`/`google-beta:project`, "
+    "`GOOGLE_PROJECT`...)",
+}
+
+
+def routes_markdown() -> str:
+    """The table of :data:`SUBSCRIPTION_TYPES` and, per mapped route, the IAM resources read
+    and the project's sources, as Markdown (the text in ``docs/policy-pack.md``, kept in sync by
+    a test; ``python -m pushguard.crossguard.routes`` prints it)."""
+    lines = [
+        "| type | route | checked | why |",
+        "|---|---|---|---|",
+        *(
+            f"| `{t.type}` | {t.route} | {'yes' if t.mapped else 'no: listed as not checked'} "
+            f"| {t.why} |"
+            for t in SUBSCRIPTION_TYPES
+        ),
+        "",
+        "| route | project | IAM resources read by the grant rules |",
+        "|---|---|---|",
+        *(f"| {route} | {_PROJECT_FROM[route]} | {_IAM_READ[route]} |" for route in _IAM_READ),
+    ]
+    return "\n".join(lines) + "\n"

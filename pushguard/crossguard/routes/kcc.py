@@ -37,7 +37,7 @@ from typing import Any
 
 from pushguard.crossguard.graph import ACCOUNT, RUN_V2, TOPIC
 from pushguard.crossguard.resources import SUBSCRIPTION_TYPE, WireResource
-from pushguard.crossguard.wire import UNKNOWN, get, get_str
+from pushguard.crossguard.wire import UNKNOWN, WireShapeError, get, get_str
 
 PROJECT_ANNOTATION = "cnrm.cloud.google.com/project-id"
 NAMESPACE = "kubernetes:core/v1:Namespace"
@@ -84,7 +84,12 @@ class KccIndex:
         """Index ``resources`` (any types; only Namespaces and mapped kinds are kept)."""
         index = cls()
         for r in resources:
-            name = _text(get(r.props, "metadata.name"))
+            if r.type != NAMESPACE and r.type not in TYPES:
+                continue
+            try:
+                name = _text(get(r.props, "metadata.name"))
+            except WireShapeError:
+                continue  # reported where it matters, by the object's own policies
             if r.type == NAMESPACE and name:
                 index.namespaces[name] = r
             elif r.type in TYPES and name:
@@ -236,9 +241,10 @@ def _as(
 def _iam(resource: WireResource, index: KccIndex | None, namespace: str) -> list[WireResource]:
     """An ``IAMPolicyMember``, ``IAMPartialPolicy`` or ``IAMPolicy`` on a mapped kind."""
     ref = get(resource.props, "spec.resourceRef")
-    if not isinstance(ref, Mapping) or ref.get("kind") not in _TARGETS:
+    kind = ref.get("kind") if isinstance(ref, Mapping) else None
+    if not isinstance(ref, Mapping) or not isinstance(kind, str) or kind not in _TARGETS:
         return []  # on something no rule reads (a bucket, a dataset...)
-    gcp, prop = _TARGETS[ref["kind"]]
+    gcp, prop = _TARGETS[kind]
     target, target_urn = _target(ref, index, namespace)
     on: dict[str, Any] = {prop: target} if target is not None else {}
     deps: dict[str, tuple[str, ...]] = {prop: (target_urn,)} if target_urn else {}
