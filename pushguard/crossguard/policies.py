@@ -47,6 +47,7 @@ from pushguard.crossguard.routes import (
     canonical,
     canonical_stack,
     unmapped,
+    unmapped_iam,
 )
 from pushguard.crossguard.scope import Unverified, current_scope
 from pushguard.crossguard.secrets import scrub
@@ -82,11 +83,15 @@ class _StackAnalysis:
 
     subscriptions: list[tuple[WireResource, Resolution]]
     unmapped: list[tuple[WireResource, SubscriptionType]]
+    unmapped_grants: list[str]
+    """The IAM resources whose grants are not read (:func:`~pushguard.crossguard.routes.
+    unmapped_iam`), each described once."""
 
     @classmethod
     def of(cls, policy_resources: list[Any], settings: PackSettings) -> _StackAnalysis:
         wire = [WireResource.from_policy_resource(r) for r in policy_resources]
         skipped = [(r, known) for r in wire if (known := unmapped(r.type)) is not None]
+        grants = sorted({f"{why} {r.name!r}" for r in wire if (why := unmapped_iam(r))})
         resources = canonical_stack(wire)
         graph = StackGraph.build(resources, settings)
         subscriptions = []
@@ -98,7 +103,7 @@ class _StackAnalysis:
             except WireShapeError:
                 continue  # the resource half reports it
             subscriptions.append((sub, full))
-        return cls(subscriptions, skipped)
+        return cls(subscriptions, skipped, grants)
 
 
 _NUMBERS = "set projectNumbers (the subscription's project ID to its number) under {policy}"
@@ -126,6 +131,29 @@ def _not_checked(policy: str, sub: WireResource, result: Result, cause: str = ""
     enable = f"; {hint}" if hint else ""
     because = f" ({cause})" if cause else ""
     reason = scrub(f"{sub.name}: not checked: {result.message}{because}{enable}")
+    notes.not_checked.append(NotChecked(policy, sub.urn, reason))
+
+
+GRANT_RULES = frozenset(
+    {
+        "push-agent-token-creator",
+        "push-invoker-binding",
+        "push-dead-letter-iam",
+        "push-sa-broad-grants",
+    }
+)
+"""The rules that read IAM grants declared in the stack: not checked at all (neither passed nor
+violated) while the stack grants through a resource pushguard does not map."""
+
+
+def _grants_not_read(policy: str, sub: WireResource, unread: list[str]) -> None:
+    notes = current_scope().notes
+    if notes is None:
+        return
+    reason = scrub(
+        f"{sub.name}: not checked: the stack grants roles through {', '.join(unread)}, which "
+        "pushguard does not map, so the grants this rule looks for are not all known"
+    )
     notes.not_checked.append(NotChecked(policy, sub.urn, reason))
 
 
@@ -239,6 +267,9 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
         # dropped by the server; one it could not see (the project or endpoint only in the
         # outputs, a provider that supplied the project) is reported here.
         for sub, full in analysis.subscriptions:
+            if analysis.unmapped_grants and self.name in GRANT_RULES:
+                _grants_not_read(self.name, sub, analysis.unmapped_grants)
+                continue
             for result in self.rule.check(full.facts):
                 if result.status is Status.VIOLATION:
                     report(f"{sub.name}: {result.message}", sub.urn)

@@ -61,3 +61,32 @@ def test_the_resource_half_alone_blocks_each_routes_http_endpoint(pack) -> None:
         found = {(d.policy, d.level) for d in pack.analyze(AnalyzerResource.from_record(
             record, provider, provider_type="pulumi:providers:x"))}  # fmt: skip
         assert ("push-endpoint-https", "mandatory") in found, (route, found)
+
+
+def test_grants_through_an_unmapped_iam_resource_leave_the_grant_rules_not_checked(pack) -> None:
+    """A token-creator grant on the organization (bridged Terraform), which pushguard does not
+    map, may be the one the rule looks for: the grant rules are listed as not checked for every
+    subscription, the mandatory rules still run."""
+    _, config = all_routes()
+    records = deployed("terraform")
+    org = AnalyzerResource(
+        urn="urn:pulumi:dev::team::google:index/organizationIamMember:OrganizationIamMember::org",
+        type="google:index/organizationIamMember:OrganizationIamMember",
+        name="org",
+        properties={"orgId": "123", "role": "roles/iam.serviceAccountTokenCreator",
+                    "member": "serviceAccount:service-1@gcp-sa-pubsub.iam.gserviceaccount.com"},
+    )  # fmt: skip
+    stack = [
+        AnalyzerResource.from_record(
+            r, provider_config(config, r.type.split(":", 1)[0]), outputs=True
+        )
+        for r in records
+    ] + [org]
+    pack.configure(policy_config())
+    found = {(d.policy, d.urn.rsplit("::", 1)[-1]) for d in pack.analyze_stack(stack)}
+    unread = {(n.policy, n.urn.rsplit("::", 1)[-1]): n.reason for n in pack.not_applicable}
+    for rule in ("push-agent-token-creator", "push-invoker-binding"):
+        assert (rule, "ungranted") not in found
+        assert "organizationIamMember" in unread[(rule, "ungranted")]
+        assert (rule, "ok") in unread
+    assert ("push-endpoint-https", "http") in found

@@ -102,6 +102,33 @@ def unmapped(resource_type: str) -> SubscriptionType | None:
     return known if known is not None and not known.mapped else None
 
 
+_GRANT_KINDS = ("iammember", "iambinding", "iampolicy")
+_READ_ON = ("serviceaccount", "project", "run", "function", "pubsub", "organization", "folder")
+"""What the grant rules read grants on (lower case, as found in a type token): service
+accounts, projects and their ancestors, Cloud Run, Cloud Functions, topics and subscriptions."""
+
+
+def unmapped_iam(resource: WireResource) -> str | None:
+    """Why the grants a resource makes are not read, for an IAM resource of one of the new
+    routes (Google Cloud Native, the bridged Terraform providers, Config Connector) on a kind
+    the grant rules read that no adapter maps
+    (``google-native:cloudfunctions/v2:FunctionIamMember``,
+    ``google:index/organizationIamMember:OrganizationIamMember``, a Config Connector
+    ``IAMPolicyMember`` on a ``Folder``...); ``None`` otherwise. The grant rules are then not
+    checked for the stack's subscriptions: a grant they look for may be that one."""
+    kind = resource.type.lower()
+    package = resource.type.split(":", 1)[0]
+    if resource.type in native.TYPES or resource.type in terraform.TYPES:
+        return None
+    if package in ("google-native", *terraform.PACKAGES):
+        if kind.endswith(_GRANT_KINDS) and any(k in kind for k in _READ_ON):
+            return resource.type
+        return None
+    if resource.type in (kcc.POLICY_MEMBER, kcc.PARTIAL_POLICY, kcc.POLICY):
+        return kcc.unmapped_target(resource)
+    return None
+
+
 def route_of(resource_type: str) -> str | None:
     """The route (``gcp``, ``google-native``, ``config-connector``, ``terraform``) whose
     adapter maps ``resource_type``, or ``None``."""

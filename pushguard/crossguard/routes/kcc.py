@@ -288,6 +288,22 @@ def _iam(resource: WireResource, index: KccIndex | None, namespace: str) -> list
     return members
 
 
+_READ_ON = frozenset({"Folder", "Organization", "CloudFunctions2Function"})
+"""Config Connector kinds the grant rules would read grants on that :data:`_TARGETS` does not
+map (ancestors of a project; 2nd-gen functions)."""
+
+
+def unmapped_target(resource: WireResource) -> str | None:
+    """``"KIND on TARGET_KIND"`` for an IAM object on a kind of :data:`_READ_ON`, else ``None``."""
+    try:
+        kind = get(resource.props, "spec.resourceRef.kind")
+    except WireShapeError:
+        return None
+    if isinstance(kind, str) and kind in _READ_ON:
+        return f"{resource.type.rsplit(':', 1)[-1]} on a {kind}"
+    return None
+
+
 def _target(
     ref: Mapping[str, Any], index: KccIndex | None, namespace: str
 ) -> tuple[Any, str | None]:
