@@ -17,6 +17,7 @@ from pushguard.crossguard.routes import (
     canonical_stack,
     routes_markdown,
     unmapped,
+    unmapped_iam,
 )
 from pushguard.crossguard.wire import UNKNOWN
 
@@ -124,3 +125,19 @@ def test_malformed_config_connector_iam_never_breaks_the_stack(props) -> None:
     good = wire(KCC, {"metadata": {"name": "s"}, "spec": {"pushConfig": PUSH}})
     read = canonical_stack([*hostile, good])
     assert [r.type for r in read].count(SUBSCRIPTION_TYPE) == 1
+
+
+@pytest.mark.parametrize(
+    ("kind", "unread"),
+    [
+        ("google:index/organizationIamMember:OrganizationIamMember", True),
+        ("google-beta:index/folderIamBinding:FolderIamBinding", True),
+        ("google-native:cloudfunctions/v2:FunctionIamMember", True),
+        ("google:index/serviceAccountIamMember:ServiceAccountIamMember", False),  # mapped
+        ("google:index/storageBucketIamMember:StorageBucketIamMember", False),  # not read
+        ("google-native:notebooks/v1:RuntimeIamMember", False),
+        ("gcp:organizations/iAMMember:IAMMember", False),  # pulumi-gcp: as before issue 25
+    ],
+)
+def test_which_iam_resources_leave_the_grant_rules_not_checked(kind: str, unread: bool) -> None:
+    assert (unmapped_iam(wire(kind, {"role": "r", "member": "user:a@x"})) is not None) is unread

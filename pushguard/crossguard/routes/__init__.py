@@ -103,7 +103,16 @@ def unmapped(resource_type: str) -> SubscriptionType | None:
 
 
 _GRANT_KINDS = ("iammember", "iambinding", "iampolicy")
-_READ_ON = ("serviceaccount", "project", "run", "function", "pubsub", "organization", "folder")
+_READ_ON = (
+    "serviceaccount",
+    "projectiam",
+    "cloudrun",
+    "run/v",
+    "function",
+    "pubsub",
+    "organization",
+    "folder",
+)
 """What the grant rules read grants on (lower case, as found in a type token): service
 accounts, projects and their ancestors, Cloud Run, Cloud Functions, topics and subscriptions."""
 
