@@ -1,4 +1,5 @@
-"""The CrossGuard policy pack: the rule set on any ``gcp:pubsub/subscription:Subscription``.
+"""The CrossGuard policy pack: the rule set on any push subscription, whatever its route
+(pulumi-gcp's ``gcp:pubsub/subscription:Subscription`` and the routes of :mod:`.routes`).
 
 ``policies/__main__.py`` calls :func:`serve`; teams composing their own pack can take
 :func:`build_policies` instead (messages are then not scrubbed of secret values, which only

@@ -147,7 +147,7 @@ def wire_facts(
         b.unknown.add("in_service_perimeter")  # whose perimeter is not known either
         project = None
     elif project is None:
-        _no_project(b)
+        _no_project(b, resource.no_project)
     known_project = project if isinstance(project, str) else None
     is_number = known_project is not None and known_project.isdigit()
 
@@ -191,7 +191,7 @@ NO_PROJECT = (
 """Why the project-dependent rules are not checked for a subscription without a project."""
 
 
-def _no_project(b: _Builder) -> None:
+def _no_project(b: _Builder, reason: str | None = None) -> None:
     """A subscription with no project anywhere: its own ``project``, its provider's (the
     provider's configuration as the engine sends it: an explicit provider's inputs, or for the
     default provider the stack's ``gcp:project`` and, in ``pushguard preview``, the provider's
@@ -200,9 +200,10 @@ def _no_project(b: _Builder) -> None:
     fact that depends on the project is *unconfigured* (:attr:`Resolution.unconfigured`), so each
     rule that needs it (the same-project comparison, the perimeter membership, the project number
     of the service agent) is listed as not checked with :data:`NO_PROJECT`, never passed: in
-    particular whether the project is inside a perimeter is unknown, not "no"."""
-    b.unconfigured["project_id"] = NO_PROJECT
-    b.unconfigured["in_service_perimeter"] = NO_PROJECT
+    particular whether the project is inside a perimeter is unknown, not "no". ``reason``: a
+    route's own wording of where its project comes from (:attr:`WireResource.no_project`)."""
+    b.unconfigured["project_id"] = reason or NO_PROJECT
+    b.unconfigured["in_service_perimeter"] = reason or NO_PROJECT
     b.unknown.add("in_service_perimeter")
 
 

@@ -3,10 +3,12 @@
 Each :class:`PushguardPolicy` runs at both points the Pulumi engine offers
 (https://www.pulumi.com/docs/iac/using-pulumi/crossguard/core-concepts/):
 
-- as a **resource policy** on each ``gcp:pubsub/subscription:Subscription``, from its own
-  properties. At ``pulumi up`` every input is known, so a violation blocks the subscription before
-  it is created. Results that need more than the resource (an unknown value at preview, IAM grants)
-  are left to the stack half;
+- as a **resource policy** on each push subscription, from its own properties, whatever its
+  route (pulumi-gcp's ``gcp:pubsub/subscription:Subscription``, Google Cloud Native, Config
+  Connector, the bridged Terraform provider: :mod:`pushguard.crossguard.routes` maps each
+  into pulumi-gcp's form). At ``pulumi up`` every input is known, so a violation blocks the
+  subscription before it is created. Results that need more than the resource (an unknown
+  value at preview, IAM grants) are left to the stack half;
 - as a **stack policy** over every resource: unknown values are resolved through the stack (see
   :mod:`pushguard.crossguard.graph`), grants and perimeters declared in the stack are read, and
   violations the resource half could not see are reported on the subscription's URN.
@@ -39,6 +41,14 @@ from pushguard.crossguard.facts import Resolution, subscription_facts
 from pushguard.crossguard.graph import StackGraph
 from pushguard.crossguard.not_checked import NotChecked
 from pushguard.crossguard.resources import SUBSCRIPTION_TYPE, WireResource
+from pushguard.crossguard.routes import (
+    MAPPED_SUBSCRIPTION_TYPES,
+    SubscriptionType,
+    canonical,
+    canonical_stack,
+    unmapped,
+    unmapped_iam,
+)
 from pushguard.crossguard.scope import Unverified, current_scope
 from pushguard.crossguard.secrets import scrub
 from pushguard.crossguard.wire import WireShapeError
@@ -68,13 +78,21 @@ class _Report(Protocol):
 @dataclass(frozen=True)
 class _StackAnalysis:
     """The rule-independent part of a stack check: each readable subscription with its facts
-    resolved through the stack's graph."""
+    resolved through the stack's graph (every route's resources in pulumi-gcp's form), and each
+    resource of a type known to create a subscription that pushguard does not map."""
 
     subscriptions: list[tuple[WireResource, Resolution]]
+    unmapped: list[tuple[WireResource, SubscriptionType]]
+    unmapped_grants: list[str]
+    """The IAM resources whose grants are not read (:func:`~pushguard.crossguard.routes.
+    unmapped_iam`), each described once."""
 
     @classmethod
     def of(cls, policy_resources: list[Any], settings: PackSettings) -> _StackAnalysis:
-        resources = [WireResource.from_policy_resource(r) for r in policy_resources]
+        wire = [WireResource.from_policy_resource(r) for r in policy_resources]
+        skipped = [(r, known) for r in wire if (known := unmapped(r.type)) is not None]
+        grants = sorted({f"{why} {r.name!r}" for r in wire if (why := unmapped_iam(r))})
+        resources = canonical_stack(wire)
         graph = StackGraph.build(resources, settings)
         subscriptions = []
         for sub in resources:
@@ -85,7 +103,7 @@ class _StackAnalysis:
             except WireShapeError:
                 continue  # the resource half reports it
             subscriptions.append((sub, full))
-        return cls(subscriptions)
+        return cls(subscriptions, skipped, grants)
 
 
 _NUMBERS = "set projectNumbers (the subscription's project ID to its number) under {policy}"
@@ -114,6 +132,42 @@ def _not_checked(policy: str, sub: WireResource, result: Result, cause: str = ""
     because = f" ({cause})" if cause else ""
     reason = scrub(f"{sub.name}: not checked: {result.message}{because}{enable}")
     notes.not_checked.append(NotChecked(policy, sub.urn, reason))
+
+
+GRANT_RULES = frozenset(
+    {
+        "push-agent-token-creator",
+        "push-invoker-binding",
+        "push-dead-letter-iam",
+        "push-sa-broad-grants",
+    }
+)
+"""The rules that read IAM grants declared in the stack: not checked at all (neither passed nor
+violated) while the stack grants through a resource pushguard does not map."""
+
+
+def _grants_not_read(policy: str, sub: WireResource, unread: list[str]) -> None:
+    notes = current_scope().notes
+    if notes is None:
+        return
+    reason = scrub(
+        f"{sub.name}: not checked: the stack grants roles through {', '.join(unread)}, which "
+        "pushguard does not map, so the grants this rule looks for are not all known"
+    )
+    notes.not_checked.append(NotChecked(policy, sub.urn, reason))
+
+
+def _not_mapped(policy: str, resource: WireResource, known: SubscriptionType) -> None:
+    """Note that ``policy`` did not check ``resource``, whose type creates a Pub/Sub
+    subscription pushguard does not map (:data:`pushguard.crossguard.routes.SUBSCRIPTION_TYPES`)."""
+    notes = current_scope().notes
+    if notes is None:
+        return
+    reason = scrub(
+        f"{resource.name}: not checked: {resource.type} creates a Pub/Sub subscription that "
+        f"pushguard does not map ({known.why})"
+    )
+    notes.not_checked.append(NotChecked(policy, resource.urn, reason))
 
 
 def _stack_analysis(policy_resources: list[Any], settings: PackSettings) -> _StackAnalysis:
@@ -183,7 +237,7 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
             report(f"pushguard failed to evaluate {self.name}: {type(error).__name__}: {error}")
 
     def _validate_resource(self, args: ResourceValidationArgs, report: _Report) -> None:
-        if args.resource_type != SUBSCRIPTION_TYPE:
+        if args.resource_type not in MAPPED_SUBSCRIPTION_TYPES:
             return
         try:
             settings = parse_settings(self.name, args.get_config())
@@ -191,7 +245,8 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
             report(f"{error}. Fix policy-config.json; until then this policy cannot check.")
             return
         try:
-            resolution = subscription_facts(WireResource.from_args(args), settings)
+            [sub] = canonical(WireResource.from_args(args))
+            resolution = subscription_facts(sub, settings)
         except WireShapeError as error:
             report(f"Cannot read subscription {args.name!r}: {error}.")
             return
@@ -205,10 +260,16 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
         except PackConfigError:
             return  # the resource half reports it on every subscription
         unverified: list[tuple[WireResource, str]] = []
+        analysis = _stack_analysis(list(args.resources), settings)
+        for resource, known in analysis.unmapped:
+            _not_mapped(self.name, resource, known)
         # A violation the resource half already reported (same policy, URN and message) is
         # dropped by the server; one it could not see (the project or endpoint only in the
         # outputs, a provider that supplied the project) is reported here.
-        for sub, full in _stack_analysis(list(args.resources), settings).subscriptions:
+        for sub, full in analysis.subscriptions:
+            if analysis.unmapped_grants and self.name in GRANT_RULES:
+                _grants_not_read(self.name, sub, analysis.unmapped_grants)
+                continue
             for result in self.rule.check(full.facts):
                 if result.status is Status.VIOLATION:
                     report(f"{sub.name}: {result.message}", sub.urn)

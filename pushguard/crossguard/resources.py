@@ -25,7 +25,8 @@ class WireResource:
     """A resource in wire form.
 
     ``props`` are the inputs (resource policies) or the outputs as far as known (stack policies)
-    with camelCase keys; ``provider_props`` the provider's configuration (its ``project``) or
+    with camelCase keys (after :func:`pushguard.crossguard.routes.canonical`, pulumi-gcp's
+    names whatever the route); ``provider_props`` the provider's configuration (its ``project``) or
     ``None``; ``property_dependencies`` maps a top-level property name to the URNs it was computed
     from.
     """
@@ -38,6 +39,10 @@ class WireResource:
     parent: str | None = None
     dependencies: tuple[str, ...] = ()
     property_dependencies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    no_project: str | None = None
+    """Set by a route adapter (:mod:`pushguard.crossguard.routes`) whose project sources differ
+    from pulumi-gcp's: why the project is not known when it is absent (the rules that need it
+    are then listed as not checked with this reason)."""
 
     @classmethod
     def from_args(cls, args: ResourceValidationArgs) -> WireResource:

@@ -39,7 +39,7 @@ from pushguard import __version__
 from pushguard._about import project_url
 from pushguard.crossguard.not_checked import encode
 from pushguard.crossguard.policies import PushguardPolicy, build_policies
-from pushguard.crossguard.resources import SUBSCRIPTION_TYPE
+from pushguard.crossguard.routes import MAPPED_SUBSCRIPTION_TYPES
 from pushguard.crossguard.scope import RequestScope, StackNotes, Unverified, request_scope
 from pushguard.crossguard.wire import secret_strings
 from pushguard.policy.config_file import ALL, all_settings_problem
@@ -48,7 +48,9 @@ from pushguard.rules.docs import rules_markdown
 PACK_NAME = "pushguard"
 PACK_DESCRIPTION = (
     "Safe Google Cloud Pub/Sub push subscriptions: HTTPS endpoints, same-project push-auth "
-    "service accounts, VPC Service Controls default URLs, IAM for push and dead-lettering."
+    "service accounts, VPC Service Controls default URLs, IAM for push and dead-lettering. "
+    "Checks subscriptions made with pulumi-gcp, Google Cloud Native, Config Connector "
+    "(pulumi-kubernetes) and the bridged Terraform google/google-beta providers."
 )
 PACK_VERSION = __version__
 """Reported in messages; ``PulumiPolicy.yaml`` carries the same version (a test checks)."""
@@ -76,7 +78,7 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
         after every ``Analyze`` of the stack)."""
         # The resource types the resource halves check, when every policy is pushguard's own.
         self._resource_types: frozenset[str] | None = (
-            frozenset({SUBSCRIPTION_TYPE})
+            MAPPED_SUBSCRIPTION_TYPES
             if all(isinstance(policy, PushguardPolicy) for policy in policies)
             else None
         )

@@ -70,13 +70,16 @@ def run_job(job: dict[str, Any], channel: IO[str]) -> None:
 
     ``job``: ``nonce``, ``project_root`` (the folder of ``Pulumi.yaml``), ``stack``, ``config``
     (``{"namespace:key": text}``), ``secret_keys``, ``mocks`` (``project``, ``region``,
-    ``project_numbers``).
+    ``project_numbers``, ``providers``: the other packages' default provider configuration).
     """
     nonce = job["nonce"]
     project = load_project(Path(job["project_root"]))
     spec = job["mocks"]
     mocks = GcpMocks(
-        project=spec["project"], project_numbers=spec["project_numbers"], region=spec["region"]
+        project=spec["project"],
+        project_numbers=spec["project_numbers"],
+        region=spec["region"],
+        providers=spec.get("providers"),
     )
 
     with call_stacks(project.root.resolve()) as stacks:

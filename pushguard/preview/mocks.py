@@ -15,6 +15,15 @@ The mode is the runtime's (``pulumi.runtime.is_dry_run()``, set by ``set_mocks(p
   ``projects/P/topics/T``, Cloud Run's hash URL ``https://NAME-HASH-REGIONCODE.a.run.app``, a
   1st-gen function's ``https://REGION-PROJECT.cloudfunctions.net/NAME``.
 
+The same holds for the other routes to a push subscription (:mod:`pushguard.crossguard.routes`):
+the Terraform ``google``/``google-beta`` providers bridged with ``pulumi package add
+terraform-provider`` plan exactly as pulumi-gcp (same Terraform schemas, their own ``project``
+configuration); Google Cloud Native fills ``project`` from ``google-native:project``, auto-names
+``subscriptionId``/``topicId``/``serviceId`` and returns REST names
+(``projects/P/subscriptions/ID``) and a service account's ``email``; pulumi-kubernetes echoes a
+Config Connector object, auto-names ``metadata.name`` and leaves ``status`` (an account's
+``email``, a service's ``uri``) to the cluster: unknown at preview.
+
 Any other resource type echoes its inputs (its outputs the program reads are unknown at preview),
 so programs using other providers run too. ``gcp:organizations/getProject:getProject`` answers
 from the project-number map, or with :data:`PLACEHOLDER_PROJECT_NUMBER`. Any other function (a
@@ -44,7 +53,8 @@ import pulumi
 from pulumi.runtime import rpc
 from pulumi.runtime import settings as pulumi_settings
 
-from pushguard.crossguard.urn import provider_urn
+from pushguard.crossguard.routes import kcc, native, terraform
+from pushguard.crossguard.urn import package_of, provider_urn
 from pushguard.rules.accounts import service_account_email, service_agent_email
 
 PLACEHOLDER_PROJECT_NUMBER = "000000000000"
@@ -71,6 +81,11 @@ configuration has none, in their order of precedence
 
 REGION_VARIABLES: tuple[str, ...] = ("GOOGLE_REGION", "GCLOUD_REGION", "CLOUDSDK_COMPUTE_REGION")
 """The same for ``region`` (pulumi-gcp's ``Provider``)."""
+
+GOOGLE_PACKAGES: tuple[str, ...] = ("gcp", *terraform.PACKAGES, "google-native")
+"""The packages whose provider reads :data:`PROJECT_VARIABLES` when its configuration names no
+project: pulumi-gcp and the bridged Terraform providers (the same Terraform provider code) and
+Google Cloud Native (``provider/pkg/provider/provider.go``, ``Configure``, the same list)."""
 
 
 def from_environment(
@@ -230,6 +245,107 @@ _KINDS: dict[str, _Kind] = {
 }
 
 
+def _native_account(ctx: _Context) -> State:
+    email = service_account_email(str(ctx.inputs.get("accountId")), ctx.project)
+    return {
+        "email": email,
+        "name": f"projects/{ctx.project}/serviceAccounts/{email}",
+        "uniqueId": str(int(_digest(email, length=15), 16)).rjust(21, "1")[:21],
+    }
+
+
+def _native_name(collection: str, key: str) -> _Computed:
+    return lambda ctx: {"name": f"projects/{ctx.project}/{collection}/{ctx.inputs.get(key)}"}
+
+
+def _native_run(ctx: _Context) -> State:
+    name = str(ctx.inputs.get("serviceId") or ctx.name)
+    uri = cloud_run_hash_url(name, ctx.project, ctx.region)
+    return {
+        "name": f"projects/{ctx.project}/locations/{ctx.region}/services/{name}",
+        "uri": uri,
+        "urls": [cloud_run_deterministic_url(name, ctx.number, ctx.region), uri],
+    }
+
+
+_NATIVE_KINDS: dict[str, _Kind] = {
+    native.SUBSCRIPTION: _Kind(
+        _native_name("subscriptions", "subscriptionId"),
+        autoname_key="subscriptionId",
+        ident=lambda ctx, state: str(state["name"]),
+    ),
+    "google-native:pubsub/v1:Topic": _Kind(
+        _native_name("topics", "topicId"),
+        autoname_key="topicId",
+        ident=lambda ctx, state: str(state["name"]),
+    ),
+    "google-native:iam/v1:ServiceAccount": _Kind(
+        _native_account, ident=lambda ctx, state: str(state["name"])
+    ),
+    "google-native:run/v2:Service": _Kind(
+        _native_run, region_key="location", autoname_key="serviceId"
+    ),
+}
+"""Google Cloud Native's plans (``pulumi-google-native``'s resource metadata: the auto-named
+``*Id`` property, the REST ``name``; a service account's ``email`` is
+``ACCOUNT_ID@PROJECT.iam.gserviceaccount.com``)."""
+
+
+def _kcc_status(ctx: _Context) -> State:
+    """What Config Connector writes to ``status`` once the cloud resource exists (its CRDs'
+    ``status.email`` of an ``IAMServiceAccount``, ``status.uri`` of a ``RunService``)."""
+    spec = _object(ctx.inputs.get("spec"))
+    metadata = _object(ctx.inputs.get("metadata"))
+    ident = str(spec.get("resourceID") or metadata.get("name") or ctx.name)
+    if ctx.inputs.get("kind") == "IAMServiceAccount":
+        email = service_account_email(ident, ctx.project or "unknown-project")
+        return {"status": {"email": email, "member": f"serviceAccount:{email}"}}
+    if ctx.inputs.get("kind") == "RunService":
+        region = str(spec.get("location") or ctx.region)
+        return {"status": {"uri": cloud_run_hash_url(ident, ctx.project, region)}}
+    return {"status": {"observedGeneration": 1}}
+
+
+def _object(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _annotated(state: Any) -> str | None:
+    metadata = state.get("metadata") if isinstance(state, Mapping) else None
+    notes = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+    return _text(notes.get(kcc.PROJECT_ANNOTATION)) if isinstance(notes, Mapping) else None
+
+
+def _kcc_project(state: State, provider: Mapping[str, Any]) -> str:
+    """The project Config Connector creates an object in: its annotation, else its namespace's
+    (a ``Namespace`` registered in this run), else the namespace's name
+    (https://cloud.google.com/config-connector/docs/how-to/organizing-resources/project-scoped-resources)."""
+    own = _annotated(state)
+    if own:
+        return own
+    namespace = _text(_object(state.get("metadata")).get("namespace"))
+    namespace = namespace or _text(provider.get("namespace")) or "default"
+    registered = getattr(pulumi_settings.get_monitor(), "resources", {})
+    for entry in registered.values():
+        found = _object(getattr(entry, "state", None))
+        name = _object(found.get("metadata")).get("name")
+        if found.get("kind") == "Namespace" and name == namespace:
+            return _annotated(found) or namespace
+    return namespace
+
+
+def _kind_of(type_token: str) -> _Kind | None:
+    """How the provider of ``type_token`` plans it (``None``: echo the inputs)."""
+    if type_token in terraform.TYPES:  # the same Terraform schema as pulumi-gcp's type
+        gcp = terraform.TYPES[type_token]
+        return _KINDS.get(gcp) or _iam_kind(gcp)
+    if type_token in native.TYPES:
+        return _NATIVE_KINDS.get(type_token) or _Kind(_etag, project=False)
+    if type_token in kcc.TYPES:
+        return _Kind(_kcc_status, project=False)
+    return _KINDS.get(type_token) or _iam_kind(type_token)
+
+
 def _iam_kind(type_token: str) -> _Kind | None:
     """IAM members and bindings: ``project`` only on project-scoped types; ``etag`` computed."""
     lowered = type_token.lower()
@@ -287,12 +403,14 @@ class GcpMocks(pulumi.runtime.Mocks):
         *,
         region: str | None = None,
         environ: Mapping[str, str] | None = None,
+        providers: Mapping[str, Mapping[str, Any]] | None = None,
     ):
         found = None if project else from_environment(PROJECT_VARIABLES, environ)
         self.project = project or (found[1] if found else None)
         found = None if region else from_environment(REGION_VARIABLES, environ)
         self.region = region or (found[1] if found else None)
         self.project_numbers = dict(project_numbers or {})
+        self.providers = {k: dict(v) for k, v in (providers or {}).items()}
         self.placeholder_projects: set[str] = set()
         self.echoed_calls: set[str] = set()
         self.unknown_calls: set[str] = set()
@@ -306,12 +424,16 @@ class GcpMocks(pulumi.runtime.Mocks):
             return PLACEHOLDER_PROJECT_NUMBER
         return number
 
-    def _provider_config(self, reference: str) -> State:
+    def _provider_config(self, reference: str, package: str = "gcp") -> State:
         """The configuration of the provider a resource or an invoke names by its reference
         (``PROVIDER_URN::ID``): an explicit provider's inputs as it was registered, found by its
         URN in the mock monitor's registrations (``{}`` for a reference to no registered
-        provider); the default provider's ``project`` and ``region`` without a reference."""
+        provider); the default provider's ``project`` and ``region`` without a reference
+        (``package``'s default provider: for another package than ``gcp``, its configuration as
+        given in ``providers``)."""
         urn = provider_urn(reference)
+        if not urn and package != "gcp":
+            return dict(self.providers.get(package, {}))
         if not urn:
             return {"project": self.project, "region": self.region}
         registered = getattr(pulumi_settings.get_monitor(), "resources", {}).get(urn)
@@ -329,10 +451,10 @@ class GcpMocks(pulumi.runtime.Mocks):
         preview = pulumi.runtime.is_dry_run()
         if args.typ == GCP_PROVIDER:
             return ("" if preview else f"{args.name}-provider"), inputs
-        kind = _KINDS.get(args.typ) or _iam_kind(args.typ)
+        kind = _kind_of(args.typ)
         if kind is None:
             return ("" if preview else f"{args.name}-id"), inputs
-        provider = self._provider_config(args.provider or "")
+        provider = self._provider_config(args.provider or "", package_of(args.typ))
         own = inputs.get("project")  # an unknown one stays unknown: the provider's is not used
         fallback = provider.get("project") if own in (None, "") else None
         project = _text(own) or _text(fallback) or ""
@@ -343,6 +465,8 @@ class GcpMocks(pulumi.runtime.Mocks):
         if kind.region_key:
             region = _text(inputs.get(kind.region_key)) or region
             state.setdefault(kind.region_key, region)
+        if args.typ in kcc.TYPES:  # Config Connector: annotations, not a provider's project
+            project = _kcc_project(state, provider)
         number = self.project_numbers.get(project, PLACEHOLDER_PROJECT_NUMBER)
         ctx = _Context(name=args.name, inputs=state, project=project, region=region, number=number)
         state = _merge(state, kind.computed(ctx), unknown=preview)
@@ -356,7 +480,13 @@ class GcpMocks(pulumi.runtime.Mocks):
         """The inputs after the provider's ``Check``: the auto-named property filled in
         (``name`` plus a suffix), as the engine sends them to analyzers."""
         checked = dict(inputs)
-        kind = _KINDS.get(type_token)
+        if type_token in kcc.TYPES:  # pulumi-kubernetes auto-names metadata.name
+            metadata = checked.get("metadata")
+            metadata = dict(metadata) if isinstance(metadata, dict) else {}
+            metadata.setdefault("name", autoname(name))
+            checked["metadata"] = metadata
+            return checked
+        kind = _kind_of(type_token)
         if kind is not None and kind.autoname_key and kind.autoname_key not in checked:
             checked[kind.autoname_key] = autoname(name)
         return checked

@@ -32,11 +32,16 @@ from pushguard.preview.isolation import (
     run_isolated,
 )
 from pushguard.preview.limits import DEFAULT_TIMEOUT
-from pushguard.preview.mocks import PLACEHOLDER_PROJECT_NUMBER
+from pushguard.preview.mocks import GOOGLE_PACKAGES, PLACEHOLDER_PROJECT_NUMBER
 from pushguard.preview.origin import PreviewError, ProgramOrigin
 from pushguard.preview.program import ProgramFailure
 from pushguard.preview.remote import not_checked, not_expanded, not_expanded_error
-from pushguard.preview.stacks import load_stack, project_numbers, stack_notes
+from pushguard.preview.stacks import (
+    default_provider_config,
+    load_stack,
+    project_numbers,
+    stack_notes,
+)
 from pushguard.preview.streaming import AnalyzerRequests, StreamingAnalysis
 
 _RULE_TAG = re.compile(r"\s*\[(?P<rule>[a-z0-9-]+)\]$")
@@ -82,6 +87,11 @@ def run_preview(options: PreviewOptions) -> StackResult:
         "project": config.get("gcp:project"),
         "region": config.get("gcp:region"),
         "project_numbers": project_numbers(config, file_config),
+        "providers": {
+            package: default_provider_config(package, config)
+            for package in (*GOOGLE_PACKAGES, "kubernetes")
+            if package != "gcp"
+        },
     }
     pack = PolicyPackProcess(pack_dir, python=python)
     pack.start()  # the pack imports while the program runs, as with the CLI

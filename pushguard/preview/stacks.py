@@ -13,7 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from pushguard.policy.config_file import PolicyConfig
-from pushguard.preview.mocks import PROJECT_VARIABLES, REGION_VARIABLES, from_environment
+from pushguard.preview.mocks import (
+    GOOGLE_PACKAGES,
+    PROJECT_VARIABLES,
+    REGION_VARIABLES,
+    from_environment,
+)
 from pushguard.preview.origin import PreviewError
 from pushguard.preview.project import (
     ProjectError,
@@ -140,12 +145,13 @@ def default_provider_config(
     package: str, config: Mapping[str, str], environ: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
     """The inputs of ``package``'s default provider as the provider ends up configured: the
-    stack's ``package:*`` config (:func:`provider_config`) and, for ``gcp``, ``project`` and
+    stack's ``package:*`` config (:func:`provider_config`) and, for ``gcp`` and the other
+    Google providers (:data:`~pushguard.preview.mocks.GOOGLE_PACKAGES`), ``project`` and
     ``region`` from the provider's environment variables when the config has none
     (:data:`~pushguard.preview.mocks.PROJECT_VARIABLES`, in the provider's order; ``environ``
     defaults to ``os.environ``)."""
     props = provider_config(package, config)
-    if package == "gcp":
+    if package in GOOGLE_PACKAGES:
         for key, variables in (("project", PROJECT_VARIABLES), ("region", REGION_VARIABLES)):
             found = None if props.get(key) else from_environment(variables, environ)
             if found is not None:

@@ -66,12 +66,12 @@ def cant_run(report: dict[str, Any], policy: str, name: str) -> list[dict[str, A
 
 
 def flagged(report: dict[str, Any], policy: str, name: str) -> bool:
-    """The report says the rule is not decided for the subscription: a violation of it, a
-    "can't run during preview" diagnostic, or a not-checked entry."""
-    urn = SUB + name
-    return any(v["policy"] == policy and v["urn"] == urn for v in report["violations"]) or any(
-        n["policy"] == policy and n["urn"] == urn for n in report["notChecked"]
-    )
+    """The report says the rule is not decided for the subscription ``name`` (of any route's
+    type): a violation of it, a "can't run during preview" diagnostic, or a not-checked entry."""
+    mine = f"::{name}"
+    return any(
+        v["policy"] == policy and v["urn"].endswith(mine) for v in report["violations"]
+    ) or any(n["policy"] == policy and n["urn"].endswith(mine) for n in report["notChecked"])
 
 
 # --- part 3: values derived from a Cloud Run URL ----------------------------------------------
@@ -249,6 +249,53 @@ CORPUS: dict[str, tuple[str, str, dict[str, Any]]] = {
         + subscription("svc.uri.replace('a.run.app', 'orders.example')"),
         "push-vpcsc-default-url",
         {"perimeterProjects": ["acme-orders"]},
+    ),
+}
+
+
+# The same through the other routes to a push subscription (issue 25): a service's URL known only
+# after it is created, and a project not known offline.
+_ROUTED = (
+    "import pulumi\n"
+    "class R(pulumi.CustomResource):\n"
+    "    uri: pulumi.Output[str]\n"
+    "    status: pulumi.Output[dict]\n"
+    "OIDC = {'serviceAccountEmail': 'push@acme-orders.iam.gserviceaccount.com'}\n"
+)
+CORPUS |= {
+    "native-run-uri-apply-http": (
+        _ROUTED + "svc = R('google-native:run/v2:Service', 'orders', {'location': 'europe-west1',\n"
+        "    'template': {'containers': [{'image': 'orders'}]}, 'uri': None})\n"
+        "R('google-native:pubsub/v1:Subscription', 'orders', {'subscriptionId': 'orders',\n"
+        "    'topic': 'projects/acme-orders/topics/orders', 'pushConfig': {\n"
+        "    'pushEndpoint': svc.uri.apply(lambda u: 'http://' + u[8:]), 'oidcToken': OIDC}})\n",
+        "push-endpoint-https",
+        {},
+    ),
+    "terraform-run-uri-custom-domain-in-perimeter": (
+        _ROUTED + "svc = R('google:index/cloudRunV2Service:CloudRunV2Service', 'orders', {\n"
+        "    'location': 'europe-west1', 'project': 'acme-orders', 'uri': None})\n"
+        "R('google-beta:index/pubsubSubscription:PubsubSubscription', 'orders', {\n"
+        "    'topic': 'orders', 'project': 'acme-orders', 'pushConfig': {\n"
+        "    'pushEndpoint': svc.uri.apply(lambda u: 'https://push.example/'),\n"
+        "    'oidcToken': OIDC}})\n",
+        "push-vpcsc-default-url",
+        {"perimeterProjects": ["acme-orders"]},
+    ),
+    "kcc-run-status-uri-apply-http": (
+        _ROUTED + "svc = R('kubernetes:run.cnrm.cloud.google.com/v1beta1:RunService', 'orders', {\n"
+        "    'apiVersion': 'run.cnrm.cloud.google.com/v1beta1', 'kind': 'RunService',\n"
+        "    'metadata': {'name': 'orders'}, 'spec': {'location': 'europe-west1'},\n"
+        "    'status': None})\n"
+        "R('kubernetes:pubsub.cnrm.cloud.google.com/v1beta1:PubSubSubscription', 'orders', {\n"
+        "    'apiVersion': 'pubsub.cnrm.cloud.google.com/v1beta1', 'kind': 'PubSubSubscription',\n"
+        "    'metadata': {'name': 'orders',\n"
+        "                 'annotations': {'cnrm.cloud.google.com/project-id': 'acme-orders'}},\n"
+        "    'spec': {'topicRef': {'name': 'orders'}, 'pushConfig': {\n"
+        "        'pushEndpoint': svc.status.apply(lambda s: 'http://' + s['uri'][8:]),\n"
+        "        'oidcToken': OIDC}}})\n",
+        "push-endpoint-https",
+        {},
     ),
 }
 

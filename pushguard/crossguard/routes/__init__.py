@@ -1,0 +1,227 @@
+"""Every route to a push subscription: the one list of resource types that create a Pub/Sub
+subscription, and one adapter per route into pulumi-gcp's wire form, from which
+:mod:`pushguard.crossguard.facts` reads :class:`~pushguard.rules.facts.SubscriptionFacts`, so
+every rule, the stack graph and the "not checked" wording serve all routes unchanged.
+
+Routes (each adapter's docstring cites the schema it maps):
+
+- ``gcp``: pulumi-gcp itself (the reference form; nothing to map);
+- ``google-native``: Google Cloud Native (:mod:`.native`);
+- ``config-connector``: Config Connector objects through pulumi-kubernetes (:mod:`.kcc`);
+- ``terraform``: the Terraform ``google``/``google-beta`` providers bridged with
+  ``pulumi package add terraform-provider`` (:mod:`.terraform`).
+
+:data:`SUBSCRIPTION_TYPES` lists every type known to create a Pub/Sub subscription, with whether
+it is mapped and why; a resource of a known unmapped type (:func:`unmapped`) is named in the
+report as not checked by every policy, never passed quietly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from pushguard.crossguard.resources import SUBSCRIPTION_TYPE, WireResource
+from pushguard.crossguard.routes import kcc, native, terraform
+
+
+@dataclass(frozen=True)
+class SubscriptionType:
+    """A resource type that creates a Pub/Sub subscription: its ``route``, whether pushguard
+    ``mapped`` its properties into the facts, and ``why`` (or why not)."""
+
+    type: str
+    route: str
+    mapped: bool
+    why: str
+
+
+_TF_WHY = (
+    "the Terraform google_pubsub_subscription schema pulumi-gcp is bridged from; only the type "
+    "token differs"
+)
+
+SUBSCRIPTION_TYPES: tuple[SubscriptionType, ...] = (
+    SubscriptionType(SUBSCRIPTION_TYPE, "gcp", True, "pulumi-gcp, the pack's reference form"),
+    SubscriptionType(
+        native.SUBSCRIPTION,
+        "google-native",
+        True,
+        "the Pub/Sub v1 REST fields; subscriptionId is pulumi-gcp's name",
+    ),
+    SubscriptionType(
+        kcc.SUBSCRIPTION,
+        "config-connector",
+        True,
+        "spec.pushConfig has pulumi-gcp's fields; topic, dead-letter topic and project are "
+        "resolved from references and annotations",
+    ),
+    *(SubscriptionType(t, "terraform", True, _TF_WHY) for t in terraform.SUBSCRIPTION_TYPES),
+    SubscriptionType(
+        "google-native:pubsub/v1beta2:Subscription",
+        "google-native",
+        False,
+        "the deprecated Pub/Sub v1beta2 API; its schema is not mapped (use pubsub/v1)",
+    ),
+    SubscriptionType(
+        "gcp:eventarc/trigger:Trigger",
+        "gcp",
+        False,
+        "Eventarc creates and manages the trigger's push subscription itself; its endpoint and "
+        "push authentication are not the trigger's properties",
+    ),
+    SubscriptionType(
+        "google-native:eventarc/v1:Trigger",
+        "google-native",
+        False,
+        "Eventarc creates and manages the trigger's push subscription itself",
+    ),
+    SubscriptionType(
+        "kubernetes:eventarc.cnrm.cloud.google.com/v1beta1:EventarcTrigger",
+        "config-connector",
+        False,
+        "Eventarc creates and manages the trigger's push subscription itself",
+    ),
+)
+"""Every resource type known to create a Pub/Sub subscription. Pub/Sub Lite subscriptions
+(``gcp:pubsub/liteSubscription:LiteSubscription``) are not listed: Pub/Sub Lite has no push
+delivery. A ``command:local:Command`` running ``gcloud`` is invisible to any policy pack: its
+properties are a command line."""
+
+_BY_TYPE = {t.type: t for t in SUBSCRIPTION_TYPES}
+
+MAPPED_SUBSCRIPTION_TYPES: frozenset[str] = frozenset(
+    t.type for t in SUBSCRIPTION_TYPES if t.mapped
+)
+"""The types the pack checks as subscriptions (the resource halves' types)."""
+
+
+def unmapped(resource_type: str) -> SubscriptionType | None:
+    """The entry of a type known to create a subscription that pushguard does not map."""
+    known = _BY_TYPE.get(resource_type)
+    return known if known is not None and not known.mapped else None
+
+
+_GRANT_KINDS = ("iammember", "iambinding", "iampolicy")
+_READ_ON = (
+    "serviceaccount",
+    "projectiam",
+    "cloudrun",
+    "run/v",
+    "function",
+    "pubsub",
+    "organization",
+    "folder",
+)
+"""What the grant rules read grants on (lower case, as found in a type token): service
+accounts, projects and their ancestors, Cloud Run, Cloud Functions, topics and subscriptions."""
+
+
+def unmapped_iam(resource: WireResource) -> str | None:
+    """Why the grants a resource makes are not read, for an IAM resource of one of the new
+    routes (Google Cloud Native, the bridged Terraform providers, Config Connector) on a kind
+    the grant rules read that no adapter maps
+    (``google-native:cloudfunctions/v2:FunctionIamMember``,
+    ``google:index/organizationIamMember:OrganizationIamMember``, a Config Connector
+    ``IAMPolicyMember`` on a ``Folder``...); ``None`` otherwise. The grant rules are then not
+    checked for the stack's subscriptions: a grant they look for may be that one."""
+    kind = resource.type.lower()
+    package = resource.type.split(":", 1)[0]
+    if resource.type in native.TYPES or resource.type in terraform.TYPES:
+        return None
+    if package in ("google-native", *terraform.PACKAGES):
+        if kind.endswith(_GRANT_KINDS) and any(k in kind for k in _READ_ON):
+            return resource.type
+        return None
+    if resource.type in (kcc.POLICY_MEMBER, kcc.PARTIAL_POLICY, kcc.POLICY):
+        return kcc.unmapped_target(resource)
+    return None
+
+
+def route_of(resource_type: str) -> str | None:
+    """The route (``gcp``, ``google-native``, ``config-connector``, ``terraform``) whose
+    adapter maps ``resource_type``, or ``None``."""
+    if resource_type in native.TYPES:
+        return "google-native"
+    if resource_type in kcc.TYPES:
+        return "config-connector"
+    if resource_type in terraform.TYPES:
+        return "terraform"
+    return "gcp" if resource_type.startswith("gcp:") else None
+
+
+def canonical(resource: WireResource, index: kcc.KccIndex | None = None) -> list[WireResource]:
+    """``resource`` in pulumi-gcp's wire form (its URN kept): itself for pulumi-gcp and any
+    type no adapter maps, the adapter's mapping otherwise (an ``IAMPartialPolicy`` maps to one
+    member each). ``index``: the stack's Config Connector objects, ``None`` for one resource.
+
+    Raises:
+        WireShapeError: a property has a shape the provider would reject.
+    """
+    route = route_of(resource.type)
+    if route == "google-native":
+        return [native.to_gcp(resource)]
+    if route == "config-connector":
+        return kcc.to_gcp(resource, index)
+    if route == "terraform":
+        return [terraform.to_gcp(resource)]
+    return [resource]
+
+
+def canonical_stack(resources: Iterable[WireResource]) -> list[WireResource]:
+    """Every resource of a stack in pulumi-gcp's wire form (:func:`canonical`, with the stack's
+    Config Connector index); a resource whose properties cannot be read is kept as it is."""
+    listed = list(resources)
+    index = kcc.KccIndex.build(listed)
+    out: list[WireResource] = []
+    for resource in listed:
+        try:
+            out += canonical(resource, index)
+        except ValueError:
+            out.append(resource)
+    return out
+
+
+_IAM_READ = {
+    "gcp": "every pulumi-gcp `IAMMember`/`IAMBinding`/`IAMPolicy` the rules need "
+    "(service account, project, Cloud Run, Cloud Functions, topic, subscription)",
+    "google-native": "`iam/v1:ServiceAccountIam*`, `cloudresourcemanager/v1:ProjectIam*`, "
+    "`cloudresourcemanager/v3:ProjectIam*`, `run/v1:ServiceIam*`, `run/v2:ServiceIam*`, "
+    "`cloudfunctions/v1:FunctionIam*`, `pubsub/v1:TopicIam*`, `pubsub/v1:SubscriptionIam*` "
+    "(Member, Binding, Policy)",
+    "config-connector": "`IAMPolicyMember`, `IAMPartialPolicy`, `IAMPolicy` on an "
+    "`IAMServiceAccount`, `Project`, `RunService`, `CloudFunctionsFunction`, `PubSubTopic` or "
+    "`PubSubSubscription` (by `external`, or by `name` when the object is in the stack)",
+    "terraform": "the `*IamMember`/`*IamBinding`/`*IamPolicy` of `serviceAccount`, `project`, "
+    "`cloudRunV2Service`, `cloudRunService`, `cloudfunctionsFunction`, `pubsubTopic`, "
+    "`pubsubSubscription`",
+}
+_PROJECT_FROM = {
+    "gcp": "`project`, else the provider's (`gcp:project`, `GOOGLE_PROJECT`...)",
+    "google-native": "`project`, else the provider's (`google-native:project`, "
+    "`GOOGLE_PROJECT`...)",
+    "config-connector": "the `cnrm.cloud.google.com/project-id` annotation, else the "
+    "namespace's annotation or name when the `Namespace` is in the stack; otherwise not checked",
+    "terraform": "`project`, else the provider's (`google:project`/`google-beta:project`, "
+    "`GOOGLE_PROJECT`...)",
+}
+
+
+def routes_markdown() -> str:
+    """The table of :data:`SUBSCRIPTION_TYPES` and, per mapped route, the IAM resources read
+    and the project's sources, as Markdown (the text in ``docs/policy-pack.md``, kept in sync by
+    a test; ``python -m pushguard.crossguard.routes`` prints it)."""
+    lines = [
+        "| type | route | checked | why |",
+        "|---|---|---|---|",
+        *(
+            f"| `{t.type}` | {t.route} | {'yes' if t.mapped else 'no: listed as not checked'} "
+            f"| {t.why} |"
+            for t in SUBSCRIPTION_TYPES
+        ),
+        "",
+        "| route | project | IAM resources read by the grant rules |",
+        "|---|---|---|",
+        *(f"| {route} | {_PROJECT_FROM[route]} | {_IAM_READ[route]} |" for route in _IAM_READ),
+    ]
+    return "\n".join(lines) + "\n"

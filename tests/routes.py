@@ -1,0 +1,303 @@
+"""One scenario per route to a push subscription (issue 25), shared by the preview, protocol and
+analyze tests: the same stack written with Google Cloud Native, Config Connector through
+pulumi-kubernetes, and the bridged Terraform ``google``/``google-beta`` providers.
+
+Each program declares, in its route's own resources:
+
+- ``ok``: a compliant push subscription (https Cloud Run default URL, a push-auth account in the
+  subscription's project, an audience) with the Pub/Sub service agent's token-creator grant on the
+  account and the account's invoker grant on the service: no finding at all;
+- ``http``: an ``http://`` endpoint (``push-endpoint-https``, mandatory);
+- ``elsewhere``: a push-auth account of another project (``push-sa-same-project``, mandatory);
+- ``perimeter``: a custom domain in a project inside a VPC-SC perimeter
+  (``push-vpcsc-default-url``, mandatory);
+- ``ungranted``: compliant but for the IAM grants (``push-agent-token-creator`` and
+  ``push-invoker-binding``, advisory): the grants of ``ok`` are read from the route's IAM
+  resources, not presumed.
+
+Config Connector adds ``unplaced``: no project annotation in a namespace the stack does not declare,
+so every project-dependent rule is listed as not checked with the reason.
+
+The programs use ``pulumi.CustomResource`` with the routes' type tokens, which is what the
+providers' SDKs (and ``crd2pulumi`` classes) register.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pushguard.rules import RULES
+
+PROJECT = "acme-web"
+NUMBERS = {PROJECT: "111111111111", "acme-vault": "222222222222", "acme-shared": "333333333333"}
+SA = f"orders-push@{PROJECT}.iam.gserviceaccount.com"
+AGENT = f"serviceAccount:service-{NUMBERS[PROJECT]}@gcp-sa-pubsub.iam.gserviceaccount.com"
+RUN = f"https://orders-{NUMBERS[PROJECT]}.europe-west1.run.app/push"
+SERVICE = f"projects/{PROJECT}/locations/europe-west1/services/orders"
+CUSTOM = "https://push.acme.example/orders"
+VAULT_SA = "vault-push@acme-vault.iam.gserviceaccount.com"
+OTHER_SA = "pusher@acme-shared.iam.gserviceaccount.com"
+UNGRANTED_SA = f"other-push@{PROJECT}.iam.gserviceaccount.com"
+TOKEN_CREATOR = "roles/iam.serviceAccountTokenCreator"
+
+SETTINGS = {"projectNumbers": NUMBERS, "perimeterProjects": ["acme-vault"]}
+
+MANDATORY = {
+    "http": "push-endpoint-https",
+    "elsewhere": "push-sa-same-project",
+    "perimeter": "push-vpcsc-default-url",
+}
+"""Subscription -> the mandatory rule it breaks."""
+IAM_RULES = ("push-agent-token-creator", "push-invoker-binding")
+
+_HEAD = f"""import pulumi
+R = pulumi.CustomResource
+SA, AGENT, RUN, CUSTOM = {SA!r}, {AGENT!r}, {RUN!r}, {CUSTOM!r}
+VAULT_SA, OTHER_SA, UNGRANTED_SA = {VAULT_SA!r}, {OTHER_SA!r}, {UNGRANTED_SA!r}
+def push(endpoint, account):
+    return {{"pushEndpoint": endpoint,
+             "oidcToken": {{"serviceAccountEmail": account, "audience": "orders"}}}}
+"""
+
+NATIVE = (
+    _HEAD
+    + f"""
+R("google-native:iam/v1:ServiceAccountIamMember", "agent-token", {{
+    "name": "projects/{PROJECT}/serviceAccounts/" + SA, "role": {TOKEN_CREATOR!r},
+    "member": AGENT}})
+R("google-native:run/v2:ServiceIamMember", "invoker", {{
+    "name": {SERVICE!r}, "role": "roles/run.invoker", "member": "serviceAccount:" + SA}})
+def sub(name, endpoint, account, **extra):
+    R("google-native:pubsub/v1:Subscription", name, {{
+        "subscriptionId": name, "topic": "projects/{PROJECT}/topics/orders",
+        "pushConfig": push(endpoint, account), **extra}})
+sub("ok", RUN, SA)
+sub("http", "http://hooks.example.com/push", SA)
+sub("elsewhere", RUN, OTHER_SA)
+sub("perimeter", CUSTOM, VAULT_SA, project="acme-vault")
+sub("ungranted", RUN, UNGRANTED_SA)
+"""
+)
+
+TERRAFORM = (
+    _HEAD
+    + f"""
+R("google:index/serviceAccountIamMember:ServiceAccountIamMember", "agent-token", {{
+    "serviceAccountId": "projects/{PROJECT}/serviceAccounts/" + SA, "role": {TOKEN_CREATOR!r},
+    "member": AGENT}})
+R("google:index/cloudRunV2ServiceIamMember:CloudRunV2ServiceIamMember", "invoker", {{
+    "name": "orders", "location": "europe-west1", "role": "roles/run.invoker",
+    "member": "serviceAccount:" + SA}})
+def sub(name, endpoint, account, package="google", **extra):
+    R(package + ":index/pubsubSubscription:PubsubSubscription", name, {{
+        "name": name, "topic": "orders", "pushConfig": push(endpoint, account), **extra}})
+sub("ok", RUN, SA)
+sub("http", "http://hooks.example.com/push", SA)
+sub("elsewhere", RUN, OTHER_SA, package="google-beta")
+sub("perimeter", CUSTOM, VAULT_SA, package="google-beta", project="acme-vault")
+sub("ungranted", RUN, UNGRANTED_SA)
+"""
+)
+
+KCC = (
+    _HEAD
+    + f"""
+ANNOTATION = "cnrm.cloud.google.com/project-id"
+R("kubernetes:core/v1:Namespace", "team", {{"apiVersion": "v1", "kind": "Namespace",
+    "metadata": {{"name": "team", "annotations": {{ANNOTATION: {PROJECT!r}}}}}}})
+def kcc(group, kind, name, spec, namespace="team", **annotations):
+    metadata = {{"name": name, "namespace": namespace}}
+    if annotations:
+        metadata["annotations"] = {{ANNOTATION: annotations["project"]}}
+    api = group + ".cnrm.cloud.google.com/v1beta1"
+    R("kubernetes:" + api + ":" + kind, name, {{
+        "apiVersion": api, "kind": kind, "metadata": metadata, "spec": spec}})
+kcc("iam", "IAMServiceAccount", "orders-push", {{"displayName": "orders push"}})
+kcc("iam", "IAMPolicyMember", "agent-token", {{
+    "resourceRef": {{"kind": "IAMServiceAccount", "name": "orders-push"}},
+    "role": {TOKEN_CREATOR!r}, "member": AGENT}})
+kcc("iam", "IAMPartialPolicy", "invokers", {{
+    "resourceRef": {{"kind": "RunService", "external": {SERVICE!r}}},
+    "bindings": [{{"role": "roles/run.invoker", "members": [
+        {{"memberFrom": {{"serviceAccountRef": {{"name": "orders-push"}}}}}}]}}]}})
+def sub(name, endpoint, account, **kw):
+    kcc("pubsub", "PubSubSubscription", name, {{"topicRef": {{"name": "orders"}},
+        "pushConfig": push(endpoint, account)}}, **kw)
+sub("ok", RUN, SA)
+sub("http", "http://hooks.example.com/push", SA)
+sub("elsewhere", RUN, OTHER_SA)
+sub("perimeter", CUSTOM, VAULT_SA, project="acme-vault")
+sub("ungranted", RUN, UNGRANTED_SA)
+sub("unplaced", RUN, SA, namespace="elsewhere")
+"""
+)
+
+_KCC_SUB = "kubernetes:pubsub.cnrm.cloud.google.com/v1beta1:PubSubSubscription"
+ROUTES: dict[str, tuple[str, dict[str, str], dict[str, str]]] = {
+    "google-native": (
+        NATIVE,
+        {"google-native:project": PROJECT},
+        {n: "google-native:pubsub/v1:Subscription" for n in (*MANDATORY, "ok", "ungranted")},
+    ),
+    "terraform": (
+        TERRAFORM,
+        {"google:project": PROJECT, "google-beta:project": PROJECT},
+        {
+            "ok": "google:index/pubsubSubscription:PubsubSubscription",
+            "http": "google:index/pubsubSubscription:PubsubSubscription",
+            "elsewhere": "google-beta:index/pubsubSubscription:PubsubSubscription",
+            "perimeter": "google-beta:index/pubsubSubscription:PubsubSubscription",
+            "ungranted": "google:index/pubsubSubscription:PubsubSubscription",
+        },
+    ),
+    "config-connector": (
+        KCC,
+        {},
+        {n: _KCC_SUB for n in (*MANDATORY, "ok", "ungranted", "unplaced")},
+    ),
+}
+"""Route -> (program, stack config, subscription name -> its type token)."""
+
+
+def urn_of(route: str, name: str, project: str = "team", stack: str = "dev") -> str:
+    return f"urn:pulumi:{stack}::{project}::{ROUTES[route][2][name]}::{name}"
+
+
+def policy_config(**extra: Any) -> dict[str, Any]:
+    """``policy-config.json`` for the scenarios: project numbers and the perimeter project."""
+    return {rule.id: {**SETTINGS, **extra} for rule in RULES}
+
+
+def write_policy_config(folder: Path, **extra: Any) -> Path:
+    path = folder / "policy-config.json"
+    path.write_text(json.dumps(policy_config(**extra)))
+    return path
+
+
+UNMAPPED = (
+    "R('gcp:eventarc/trigger:Trigger', 'orders-trigger', {'location': 'europe-west1',\n"
+    "    'destination': {'cloudRunService': {'service': 'orders'}}})\n"
+)
+"""An Eventarc trigger: a type known to create a push subscription that pushguard does not map."""
+
+
+def all_routes() -> tuple[str, dict[str, str]]:
+    """One program declaring every route's scenario (the same names under different types are
+    different URNs) and :data:`UNMAPPED`, with the union of their stack config."""
+    program = "".join(ROUTES[route][0] for route in sorted(ROUTES)) + UNMAPPED
+    config = {k: v for route in sorted(ROUTES) for k, v in ROUTES[route][1].items()}
+    return program, config
+
+
+def write_project(folder: Path, route: str | None = None) -> Path:
+    """The route's program (every route's: :func:`all_routes`, without ``route``) as a Pulumi
+    project (stack ``dev``) in ``folder``."""
+    program, config = all_routes() if route is None else ROUTES[route][:2]
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "Pulumi.yaml").write_text(json.dumps({"name": "team", "runtime": "python"}))
+    (folder / "__main__.py").write_text(program)
+    (folder / "Pulumi.dev.yaml").write_text(json.dumps({"config": config}))
+    return folder
+
+
+def assert_route_findings(
+    route: str,
+    violations: Iterable[tuple[str, str, str]],
+    not_checked: Iterable[tuple[str, str, str]],
+    *,
+    project: str = "team",
+) -> None:
+    """What every enforcement point must find for ``route``'s scenario: ``violations`` as
+    ``(policy, level, urn)``, ``not_checked`` as ``(policy, urn, reason)``."""
+    found = set(violations)
+    unchecked = list(not_checked)
+
+    def at(name: str) -> set[tuple[str, str]]:
+        urn = urn_of(route, name, project)
+        return {(policy, level) for policy, level, u in found if u == urn}
+
+    assert at("ok") == set(), (route, "ok", at("ok"))
+    assert not [n for n in unchecked if n[1] == urn_of(route, "ok", project)], unchecked
+    for name, policy in MANDATORY.items():
+        assert (policy, "mandatory") in at(name), (route, name, at(name))
+    assert {(rule, "advisory") for rule in IAM_RULES} <= at("ungranted"), at("ungranted")
+    if "unplaced" in ROUTES[route][2]:
+        urn = urn_of(route, "unplaced", project)
+        reasons = {policy: reason for policy, u, reason in unchecked if u == urn}
+        assert "push-sa-same-project" in reasons, unchecked
+        assert "namespace 'elsewhere' is not declared" in reasons["push-sa-same-project"]
+        assert not any(level == "mandatory" for _, level in at("unplaced")), at("unplaced")
+
+
+def deployed_state(
+    records: Iterable[Any], config: Mapping[str, str], project: str = "team", stack: str = "dev"
+) -> dict[str, Any]:
+    """A ``pulumi stack export`` document (version 3) of resources created under the mocks in
+    up mode (``records``: :class:`~pushguard.gate.result.ResourceRecord`): the stack, one
+    default provider per package configured from ``config`` (``package:key``), the resources
+    with their inputs, outputs, provider reference and property dependencies."""
+    root = f"urn:pulumi:{stack}::{project}::pulumi:pulumi:Stack::{project}-{stack}"
+    listed = list(records)
+    entries: list[dict[str, Any]] = [{"urn": root, "custom": False, "type": "pulumi:pulumi:Stack"}]
+    providers: dict[str, str] = {}
+    for record in listed:
+        package = record.type.split(":", 1)[0]
+        if package in providers or not record.custom:
+            continue
+        urn = f"urn:pulumi:{stack}::{project}::pulumi:providers:{package}::default"
+        props = provider_config(config, package)
+        providers[package] = f"{urn}::{package}-provider-id"
+        entries.append(
+            {"urn": urn, "custom": True, "id": f"{package}-provider-id",
+             "type": f"pulumi:providers:{package}", "inputs": props, "outputs": props}
+        )  # fmt: skip
+    for record in listed:
+        package = record.type.split(":", 1)[0]
+        entries.append(
+            {
+                "urn": record.urn,
+                "custom": record.custom,
+                "id": f"{record.name}-id",
+                "type": record.type,
+                "inputs": dict(record.inputs),
+                "outputs": dict(record.outputs),
+                "parent": record.parent or root,
+                "provider": record.provider or providers.get(package, ""),
+                "propertyDependencies": {
+                    k: list(v) for k, v in record.property_dependencies.items()
+                },
+            }
+        )
+    return {"version": 3, "deployment": {"manifest": {"version": "v3.209.0"}, "resources": entries}}
+
+
+def deployed(route: str | None = None) -> list[Any]:
+    """The records of ``route``'s program (every route's without one) run under the mocks as
+    ``pulumi up`` runs it (every output known), project ``team``, stack ``dev``."""
+    from pushguard.preview.engine import run_program
+    from pushguard.preview.mocks import GcpMocks
+
+    program, config = all_routes() if route is None else ROUTES[route][:2]
+    providers: dict[str, dict[str, str]] = {}
+    for key, value in config.items():
+        package, _, name = key.partition(":")
+        providers.setdefault(package, {})[name] = value
+    mocks = GcpMocks(project_numbers=NUMBERS, providers=providers, environ={})
+    code = compile(program, "__main__.py", "exec")
+    run = run_program(
+        lambda: exec(code, {"__name__": "__main__"}),
+        mocks,
+        project="team",
+        stack="dev",
+        config=config,
+        preview=False,
+    )
+    return run.records
+
+
+def provider_config(config: Mapping[str, str], package: str) -> dict[str, str]:
+    """The default provider's configuration of ``package`` from stack config ``config``."""
+    return {k.partition(":")[2]: v for k, v in config.items() if k.partition(":")[0] == package}
