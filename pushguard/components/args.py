@@ -39,6 +39,14 @@ class PushTargetArgs(TypedDict):
     """Region of the service or function, e.g. ``europe-west1``. Required unless external."""
     project: NotRequired[pulumi.Input[str]]
     """Project of the service; defaults to the subscription's project."""
+    url: NotRequired[pulumi.Input[str]]
+    """The service's URL (its ``run.app`` URL, e.g. the Cloud Run service's ``uri`` output; a
+    1st-gen function's ``https://REGION-PROJECT.cloudfunctions.net/NAME``): the default
+    audience. Omitted: the origin of a ``run.app`` push endpoint, or the 1st-gen function URL
+    built from ``location``, ``project`` and ``name``."""
+    custom_audiences: NotRequired[pulumi.Input[Sequence[pulumi.Input[str]]]]
+    """The custom audiences configured on the Cloud Run service (its ``custom_audiences``): an
+    ``audience`` other than the service URL is accepted only if listed here."""
 
 
 class DeadLetterArgs(TypedDict):
@@ -49,6 +57,12 @@ class DeadLetterArgs(TypedDict):
     project). Omitted: the component creates one."""
     max_delivery_attempts: NotRequired[pulumi.Input[int]]
     """Delivery attempts before a message is dead-lettered, 5 to 100 (default 5)."""
+    subscription: NotRequired[bool]
+    """With a created topic: also create a pull subscription on it, which keeps the dead letters
+    (messages published to a topic without a subscription are lost). Default true."""
+    message_retention_duration: NotRequired[pulumi.Input[str]]
+    """How long that pull subscription keeps dead letters, ``"600s"`` to ``"2678400s"`` (default
+    ``"604800s"``, 7 days)."""
 
 
 class RetryPolicyArgs(TypedDict):
@@ -76,15 +90,19 @@ class PushSubscriptionArgs(TypedDict):
     """Project number (names the Pub/Sub service agent); looked up with
     ``gcp.organizations.get_project`` when omitted."""
     subscription_name: NotRequired[pulumi.Input[str]]
-    """Subscription ID (3 to 255 characters, starts with a letter, not ``goog``). Omitted: Pulumi
-    auto-names it from the resource name."""
+    """Subscription ID (3 to 255 characters of letters, digits and ``- _ . ~ + %``, starts with a
+    letter, not ``goog``). Omitted: generated from the name, unique per project, stack and
+    component (see "IDs" in docs/component.md)."""
     push_auth_service_account_email: NotRequired[pulumi.Input[str]]
     """An existing push-auth service account, in ``project``. Omitted: the component creates one."""
     push_auth_account_id: NotRequired[pulumi.Input[str]]
     """Account ID for the created push-auth service account (6 to 30 characters, lower-case
-    letters, digits and hyphens, starting with a letter). Default: derived from the name."""
+    letters, digits and hyphens, starting with a letter, not ending with a hyphen). Omitted:
+    generated from the name, unique per project, stack and component."""
     audience: NotRequired[pulumi.Input[str]]
-    """The OIDC token's audience; default: the push endpoint URL, set explicitly."""
+    """The OIDC token's audience. Default: the service URL for Cloud Run and 2nd-gen functions,
+    the function URL for 1st-gen functions, the push endpoint for external targets. For Cloud
+    Run another value must be in ``target.custom_audiences``."""
     attributes: NotRequired[pulumi.Input[Mapping[str, pulumi.Input[str]]]]
     """Push endpoint attributes (e.g. ``x-goog-version``)."""
     no_wrapper: NotRequired[bool]
@@ -100,9 +118,9 @@ class PushSubscriptionArgs(TypedDict):
     """Keep acknowledged messages for the retention duration (for seek)."""
     expiration_ttl: NotRequired[pulumi.Input[str]]
     """Delete the subscription after this much inactivity (at least ``"86400s"``); ``""`` never
-    expires. Omitted: Pub/Sub's default (31 days)."""
+    expires. Omitted: Pub/Sub's default (31 days), or never while ``paused``."""
     filter: NotRequired[pulumi.Input[str]]
-    """Message filter on attributes (immutable after creation)."""
+    """Message filter on attributes, at most 256 bytes (immutable after creation)."""
     enable_message_ordering: NotRequired[pulumi.Input[bool]]
     """Deliver messages with the same ordering key in order."""
     retry_policy: NotRequired[RetryPolicyArgs]
@@ -111,7 +129,9 @@ class PushSubscriptionArgs(TypedDict):
     """Labels on the subscription."""
     paused: NotRequired[bool]
     """Stop push delivery by turning the subscription into a pull subscription (empty push
-    config); set back to false to resume. Messages accumulate meanwhile."""
+    config); set back to false to resume. Messages accumulate meanwhile, for the message
+    retention duration (default 7 days); the subscription does not expire while paused unless
+    ``expiration_ttl`` is set. In a perimeter, needs ``accept_backlog_loss``."""
     token_creator_grant: NotRequired[TokenCreatorGrant]
     """Where the Pub/Sub service agent gets token creator (default: on the push-auth account)."""
     deployers: NotRequired[Sequence[str]]
@@ -122,4 +142,11 @@ class PushSubscriptionArgs(TypedDict):
     """Dead-letter topic and attempts; omitted: no dead-lettering."""
     in_service_perimeter: NotRequired[bool]
     """The project is inside a VPC Service Controls perimeter: only Cloud Run default URLs are
-    accepted, and a change of push config replaces the subscription."""
+    accepted, and an existing subscription's push config cannot be updated."""
+    accept_backlog_loss: NotRequired[bool]
+    """In a perimeter: replace the subscription (delete first) when its push config changes,
+    pausing and resuming included, losing every undelivered message. Default false: pausing is
+    refused and other push config changes fail at ``pulumi up``, losing nothing."""
+    grant_invoker: NotRequired[bool]
+    """Grant the push-auth account the invoker role on the target (default true); false when
+    that grant is managed elsewhere (for example once, in a platform stack)."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -133,10 +132,12 @@ def by_name(report: dict[str, Any], type_: str) -> dict[str, dict[str, Any]]:
     return {r["name"]: r for r in resources(report, type_)}
 
 
-def generated_ids(report: dict[str, Any]) -> list[str]:
-    subs = [r["inputs"]["name"] for r in resources(report, SUB)]
-    topics = [r["inputs"]["name"] for r in resources(report, TOPIC)]
-    accounts = [r["inputs"]["accountId"] for r in resources(report, SA)]
+def generated_ids(report: dict[str, Any]) -> list[tuple[str, str]]:
+    """Every generated ID as (namespace, ID): subscriptions, topics and accounts are named apart
+    (a dead-letter topic and the subscription that keeps its messages may share an ID)."""
+    subs = [("subscription", r["inputs"]["name"]) for r in resources(report, SUB)]
+    topics = [("topic", r["inputs"]["name"]) for r in resources(report, TOPIC)]
+    accounts = [("account", r["inputs"]["accountId"]) for r in resources(report, SA)]
     return subs + topics + accounts
 
 
