@@ -78,13 +78,13 @@ for name in ("shared-a", "shared-b"):
         "grant_invoker": False,
     }})
 
-# Two hand-written copies of one binding, as two modules of a stack may hold.
+# The shared account's invoker grant, managed by hand, twice (two modules of the stack).
 for copy in ("a", "b"):
     gcp.cloudrunv2.ServiceIamMember(
-        f"billing-invoker-{{copy}}",
+        f"orders-invoker-{{copy}}",
         project="acme-orders",
         location="europe-west1",
-        name="billing",
+        name="orders",
         role="roles/run.invoker",
         member="serviceAccount:" + SHARED,
     )
@@ -204,9 +204,8 @@ def test_identical_grants_are_made_once_and_invoker_can_be_skipped(reports) -> N
 def test_pack_flags_identical_iam_member_bindings_held_twice(reports) -> None:
     flagged = [v for v in reports["prod"]["violations"] if v["policy"] == "push-shared-iam-binding"]
     assert flagged and all(v["level"] == "advisory" for v in flagged)
-    assert any(
-        "billing-invoker-a" in v["message"] and "billing-invoker-b" in v["message"] for v in flagged
-    )
+    assert {v["urn"].rsplit("::", 1)[1] for v in flagged} == {"shared-a", "shared-b"}
+    assert all("orders-invoker-a, orders-invoker-b" in v["message"] for v in flagged), flagged
 
 
 def test_json_report_gives_dependencies_provider_and_options(reports) -> None:
