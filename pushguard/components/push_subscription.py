@@ -174,9 +174,14 @@ class PushSubscription(pulumi.ComponentResource):
 
     Inside a VPC Service Controls perimeter (``in_service_perimeter``) Pub/Sub cannot update an
     existing push subscription's push config (https://cloud.google.com/pubsub/docs/push#vpc-service-controls),
-    so a change of push config *replaces* the subscription (``replace_on_changes=["pushConfig"]``;
-    with an explicit ``subscription_name``, delete before create). Messages not yet acknowledged by
+    so a change of push config fails at ``pulumi up`` and loses nothing, and ``paused`` is refused;
+    with ``accept_backlog_loss`` it *replaces* the subscription instead
+    (``replace_on_changes=["pushConfig"]``, delete before create): messages not yet acknowledged by
     the old subscription, and messages published while it is replaced, are lost to it.
+
+    IDs not given are generated (:mod:`pushguard.components.ids`), the audience is one the target
+    accepts (:mod:`pushguard.components.audience`), and grants on what the component does not
+    create are shared by the program's components (:func:`shared_grant`).
 
     Raises:
         PushSubscriptionInputError: bad inputs (at construction, or when Outputs resolve).
@@ -419,7 +424,8 @@ class PushSubscription(pulumi.ComponentResource):
 
         Registers ``NAME-token-creator``, as ``token_creator_grant`` says: a
         ``gcp.serviceaccount.IAMMember`` on the push-auth account (``service-account``), a
-        ``gcp.projects.IAMMember`` on the project (``project``), or nothing (``none``).
+        ``gcp.projects.IAMMember`` on the project (``project``), or nothing (``none``). The grant
+        on the project, or on an existing account, is shared (:func:`shared_grant`).
 
         Returns:
             The grant, or ``None`` when none is registered.
@@ -484,7 +490,9 @@ class PushSubscription(pulumi.ComponentResource):
 
         Registers ``NAME-invoker``: a ``gcp.cloudrunv2.ServiceIamMember`` for a Cloud Run service
         or a 2nd gen function, a ``gcp.cloudfunctions.FunctionIamMember`` for a 1st gen function,
-        in the target's project (the subscription's unless given); nothing for other targets.
+        in the target's project (the subscription's unless given); nothing for external targets or
+        with ``grant_invoker`` false. For an existing push-auth account the grant is shared
+        (:func:`shared_grant`).
 
         Returns:
             The grant, or ``None`` when none is registered.
