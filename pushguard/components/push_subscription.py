@@ -432,7 +432,9 @@ class PushSubscription(pulumi.ComponentResource):
         """
         grant = self._spec.token_creator_grant
         role = TOKEN_CREATOR.granted
-        agent_of = f"agent-of:{self._plain('project')}"
+        known_project = self._plain("project")
+        # The service agent is the subscription project's: no key while that is not known.
+        agent_of = f"agent-of:{known_project}" if known_project else None
         if grant is TokenCreatorGrant.SERVICE_ACCOUNT:
             existing = self._plain("push_auth_service_account_email")
             return self._grant(
@@ -449,7 +451,7 @@ class PushSubscription(pulumi.ComponentResource):
         if grant is TokenCreatorGrant.PROJECT:
             return self._grant(
                 "token-creator",
-                (role, f"project:{self._plain('project')}", agent_of),
+                (role, f"project:{known_project}", agent_of),
                 lambda name, opts: gcp.projects.IAMMember(
                     name, project=project, role=role, member=agent_member, opts=opts
                 ),

@@ -522,3 +522,60 @@ def test_nested_objects_themselves_must_be_plain(field) -> None:
     assert isinstance(error, PushSubscriptionInputError)
     assert "must be a plain value" in dict(error.problems)[field]
     assert graph.records == []
+
+
+def test_target_url_output_is_the_audience_and_custom_audiences_may_be_outputs() -> None:
+    custom_domain = "https://orders.example.com/push"
+    graph = run(
+        lambda: PushSubscription(
+            "orders",
+            args(
+                push_endpoint=custom_domain,
+                target={
+                    "kind": "cloud-run",
+                    "name": "orders",
+                    "location": "europe-west1",
+                    "url": pulumi.Output.from_input(SERVICE_URL),
+                },
+            ),
+        )
+    )
+    assert graph.one(SUB).inputs["pushConfig"]["oidcToken"]["audience"] == SERVICE_URL
+    listed = run(
+        lambda: PushSubscription(
+            "orders",
+            args(
+                audience="orders-api",
+                target={
+                    **args()["target"],
+                    "custom_audiences": pulumi.Output.from_input(["orders-api"]),
+                },
+            ),
+        )
+    )
+    assert listed.one(SUB).inputs["pushConfig"]["oidcToken"]["audience"] == "orders-api"
+    _, refused = run_failing(
+        lambda: PushSubscription(
+            "orders",
+            args(
+                audience="orders-api",
+                target={
+                    **args()["target"],
+                    "custom_audiences": pulumi.Output.from_input(["other"]),
+                },
+            ),
+        )
+    )
+    error = cause(refused, PushSubscriptionInputError)
+    assert isinstance(error, PushSubscriptionInputError), refused
+    assert "custom_audiences" in dict(error.problems)["audience"], "checked when it resolves"
+
+
+def test_dead_letter_kept_subscription_can_be_left_out_and_paused_in_perimeter_when_accepted() -> (
+    None
+):
+    graph = run(program(dead_letter={"subscription": False}))
+    assert len(graph.by_type(SUB)) == 1, "no pull subscription on the dead-letter topic"
+    accepted = run(program(in_service_perimeter=True, paused=True, accept_backlog_loss=True))
+    sub = accepted.one(SUB)
+    assert "pushConfig" not in sub.inputs and sub.replace_on_changes == ("pushConfig",)
