@@ -2,7 +2,6 @@
 
 import hashlib
 import re
-import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -12,6 +11,7 @@ import pulumi_gcp as gcp
 from pushguard.components.args import PushSubscriptionArgs, TokenCreatorGrant
 from pushguard.components.audience import audience_problem, run_app_origin, service_url
 from pushguard.components.facts import component_facts
+from pushguard.components.grants import shared_grant
 from pushguard.components.ids import account_id, pubsub_id
 from pushguard.components.inputs import Path, merge_resolved, split_inputs
 from pushguard.components.spec import (
@@ -26,41 +26,6 @@ from pushguard.rules.facts import TargetKind
 from pushguard.rules.iam import ACT_AS, INVOKER, PUBLISHER, SUBSCRIBER, TOKEN_CREATOR
 
 TYPE_TOKEN = "pushguard:index:PushSubscription"
-
-_SHARED: weakref.WeakKeyDictionary[pulumi.Resource, dict[tuple[Any, ...], pulumi.Resource]] = (
-    weakref.WeakKeyDictionary()
-)
-"""Per program run (keyed by its root stack resource): the grants components share."""
-
-
-def shared_grant(
-    key: tuple[str, ...],
-    provider: pulumi.ProviderResource | None,
-    make: Callable[[str, pulumi.ResourceOptions], pulumi.Resource],
-) -> pulumi.Resource | None:
-    """The one resource of a program that holds the binding ``key`` names (role, resource,
-    member, as plain strings), made by ``make(name, opts)`` the first time a component needs it.
-
-    An ``*IAMMember`` manages one (resource, role, member) binding: two resources holding the same
-    binding both remove it when either is deleted
-    (https://www.pulumi.com/registry/packages/gcp/api-docs/projects/iammember/), so components
-    that need the same binding share one resource. It is a top-level resource (not a child of any
-    component), named ``pushguard-grant-HASH`` from the binding and the provider's name, so it
-    stays as long as one component of the stack needs it and keeps its URN whichever component
-    registers it first. ``None`` when the program has no root stack resource (a component hosted
-    in the plugin): each component then holds its own grant.
-    """
-    root = pulumi.runtime.get_root_resource()
-    if root is None:
-        return None
-    provider_name = "" if provider is None else str(getattr(provider, "_name", ""))
-    registry = _SHARED.setdefault(root, {})
-    found = registry.get((id(provider), *key))
-    if found is None:
-        digest = hashlib.sha256("\x00".join((provider_name, *key)).encode()).hexdigest()[:12]
-        found = make(f"pushguard-grant-{digest}", pulumi.ResourceOptions(provider=provider))
-        registry[(id(provider), *key)] = found
-    return found
 
 
 def _member_slug(member: str) -> str:

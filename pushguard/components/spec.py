@@ -13,7 +13,11 @@ https://cloud.google.com/pubsub/docs/handling-failures): ack deadline 10 to 600 
 characters of ``[A-Za-z0-9-_.~+%]`` and do not start with ``goog``
 (https://cloud.google.com/pubsub/docs/pubsub-basics#resource_names). Service account IDs are 6 to 30
 characters (https://cloud.google.com/iam/docs/service-accounts-create). Labels follow
-https://cloud.google.com/resource-manager/docs/labels-overview.
+https://cloud.google.com/resource-manager/docs/labels-overview. A filter is at most 256 bytes
+(pulumi-gcp's ``Subscription.filter``). A Cloud Run service name (also a 2nd-gen function's) is
+RFC 1035: 1 to 63 lower-case letters, digits and hyphens, starting with a letter, not ending with
+a hyphen (https://cloud.google.com/run/docs/reference/rest/v2/projects.locations.services/create);
+a 1st-gen function's may also hold capitals and ``_``.
 """
 
 from __future__ import annotations
@@ -222,9 +226,6 @@ _PROJECT_ID = _regex(
 )
 _PROJECT_NUMBER = _regex(PROJECT_NUMBER_PATTERN, "a project number (digits only)")
 _REGION = _regex(r"^[a-z]+-[a-z]+[0-9]+$", "a region such as europe-west1")
-_FUNCTION_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,62}$")
-"""A 1st-gen function name: letters, digits, ``-`` and ``_``, up to 63, starting with a letter
-(https://cloud.google.com/functions/docs/reference/rest/v1/projects.locations.functions)."""
 _RUN_SERVICE_NAME = re.compile(r"^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$")
 """A Cloud Run service (and 2nd-gen function) name: RFC 1035, 1 to 63 lower-case letters, digits
 and hyphens, starting with a letter and not ending with a hyphen
