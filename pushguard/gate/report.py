@@ -222,7 +222,8 @@ def _resources_json(result: StackResult) -> list[dict[str, Any]]:
     """The stack resource, then every resource (by URN), as the JSON report lists them.
 
     Besides its inputs, each resource gives what a reviewer checks of its registration:
-    ``dependencies`` (URNs, in the order registered: what is created before it), ``provider``
+    ``dependencies`` (URNs, sorted: the SDK sends them in no fixed order; what is created before
+    it), ``provider``
     (the provider reference ``PROVIDER_URN::PROVIDER_ID``; for a resource of a preview that names
     no provider, the URN of the default provider the engine makes for its package and version,
     ``pulumi:providers:PACKAGE::default_VERSION`` with ``_`` for ``.``, whose ID is not known
@@ -251,7 +252,7 @@ def _resources_json(result: StackResult) -> list[dict[str, Any]]:
             "parent": r.parent,
             "inputs": dict(r.inputs),
             "operation": operation(result),
-            "dependencies": list(r.dependencies),
+            "dependencies": sorted(r.dependencies),
             "provider": _provider(result, r),
             "options": {
                 "protect": r.protect,
