@@ -474,8 +474,9 @@ _TYPE_WORDS: Final = {
 
 
 def _description(location: tuple[str, ...]) -> str:
-    """The input's documentation (its docstring in :mod:`~pushguard.components.args`), which
-    says what values are allowed; ``""`` when it has none."""
+    """The first sentence of the input's documentation (its docstring in
+    :mod:`~pushguard.components.args`), which says what values are allowed; ``""`` when it has
+    none."""
     from pushguard.components.args import (  # noqa: PLC0415 - args' docs are read on error only
         DeadLetterArgs,
         PushSubscriptionArgs,
@@ -489,11 +490,13 @@ def _description(location: tuple[str, ...]) -> str:
         "dead_letter": DeadLetterArgs,
         "retry_policy": RetryPolicyArgs,
     }
+    text = ""
     if len(location) == 1:
-        return field_docstrings(PushSubscriptionArgs).get(location[0], "")
-    if len(location) == 2 and location[0] in nested:
-        return field_docstrings(nested[location[0]]).get(location[1], "")
-    return ""
+        text = field_docstrings(PushSubscriptionArgs).get(location[0], "")
+    elif len(location) == 2 and location[0] in nested:
+        text = field_docstrings(nested[location[0]]).get(location[1], "")
+    first = re.split(r"(?<=\.) ", text, maxsplit=1)[0]
+    return first.replace("``", "'")
 
 
 def _field_path(location: tuple[int | str, ...]) -> str:
