@@ -205,7 +205,10 @@ class PushSubscription(pulumi.ComponentResource):
             failed = {field.split(".")[0] for field, _ in error.problems}
             try:
                 rest = validate_spec(name, {k: v for k, v in values.items() if k not in failed})
-            except PushSubscriptionInputError:
+            except PushSubscriptionInputError as more:
+                # The checks across inputs that only run once every field is valid (the
+                # dead-letter topic, pausing in a perimeter), on the inputs that are.
+                problems += [p for p in more.problems if p[0].split(".")[0] not in failed]
                 raise PushSubscriptionInputError(name, problems) from None
             _check_rules(name, rest, problems, warned)
             raise PushSubscriptionInputError(name, problems) from None

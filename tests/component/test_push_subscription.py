@@ -579,3 +579,11 @@ def test_dead_letter_kept_subscription_can_be_left_out_and_paused_in_perimeter_w
     accepted = run(program(in_service_perimeter=True, paused=True, accept_backlog_loss=True))
     sub = accepted.one(SUB)
     assert "pushConfig" not in sub.inputs and sub.replace_on_changes == ("pushConfig",)
+
+
+def test_checks_across_inputs_are_reported_with_a_bad_field() -> None:
+    _, error = run_failing(program(ack_deadline_seconds="60", dead_letter={"topic": "orders"}))
+    assert isinstance(error, PushSubscriptionInputError)
+    problems = dict(error.problems)
+    assert problems["ack_deadline_seconds"].startswith("must be an integer, not str '60'")
+    assert "the subscription's own topic" in problems["dead_letter.topic"]
