@@ -7,9 +7,12 @@ they decide which child resources exist, so they must be known when the componen
 Each field's docstring is its schema description.
 """
 
+import ast
+import inspect
+import re
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
-from typing import NotRequired, TypedDict
+from typing import Final, NotRequired, TypedDict
 
 import pulumi
 
@@ -150,3 +153,48 @@ class PushSubscriptionArgs(TypedDict):
     grant_invoker: NotRequired[bool]
     """Grant the push-auth account the invoker role on the target (default true); false when
     that grant is managed elsewhere (for example once, in a platform stack)."""
+
+
+def field_docstrings(cls: type) -> dict[str, str]:
+    """The docstring under each annotated field of ``cls`` (read from its source), one line each.
+
+    A ``TypedDict`` keeps no per-field documentation at run time, so the class body is parsed:
+    a string literal right after ``name: annotation`` is that field's docstring (the convention
+    Pulumi's component analyzer reads for schema descriptions too).
+    """
+    tree = ast.parse(inspect.cleandoc("\n" + inspect.getsource(cls)))
+    [node] = [n for n in tree.body if isinstance(n, ast.ClassDef)]
+    docs: dict[str, str] = {}
+    for statement, following in zip(node.body, node.body[1:], strict=False):
+        if (
+            isinstance(statement, ast.AnnAssign)
+            and isinstance(statement.target, ast.Name)
+            and isinstance(following, ast.Expr)
+            and isinstance(following.value, ast.Constant)
+            and isinstance(following.value.value, str)
+        ):
+            docs[statement.target.id] = " ".join(inspect.cleandoc(following.value.value).split())
+    return docs
+
+
+def _first_sentence(text: str) -> str:
+    return re.split(r"(?<=\.) ", text, maxsplit=1)[0].replace("``", "'")
+
+
+def _input_docs() -> dict[str, str]:
+    nested = {
+        "target": PushTargetArgs,
+        "dead_letter": DeadLetterArgs,
+        "retry_policy": RetryPolicyArgs,
+    }
+    docs = {k: _first_sentence(v) for k, v in field_docstrings(PushSubscriptionArgs).items()}
+    for prefix, cls in nested.items():
+        docs |= {f"{prefix}.{k}": _first_sentence(v) for k, v in field_docstrings(cls).items()}
+    return docs
+
+
+INPUT_DOCS: Final[Mapping[str, str]] = _input_docs()
+"""Each input's dotted path (``dead_letter.max_delivery_attempts``) -> the first sentence of its
+documentation, without reST markup: what error messages cite as what is allowed. Read once, at
+import (parsing source while a program runs deep in Pulumi's event loop tripped a CPython 3.11.7
+AST bug, "AST constructor recursion depth mismatch")."""

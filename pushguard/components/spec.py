@@ -42,7 +42,7 @@ from pydantic import (
     model_validator,
 )
 
-from pushguard.components.args import TokenCreatorGrant
+from pushguard.components.args import INPUT_DOCS, TokenCreatorGrant
 from pushguard.rules.facts import PROJECT_ID_PATTERN, PROJECT_NUMBER_PATTERN, TargetKind
 
 
@@ -474,29 +474,10 @@ _TYPE_WORDS: Final = {
 
 
 def _description(location: tuple[str, ...]) -> str:
-    """The first sentence of the input's documentation (its docstring in
-    :mod:`~pushguard.components.args`), which says what values are allowed; ``""`` when it has
-    none."""
-    from pushguard.components.args import (  # noqa: PLC0415 - args' docs are read on error only
-        DeadLetterArgs,
-        PushSubscriptionArgs,
-        PushTargetArgs,
-        RetryPolicyArgs,
-    )
-    from pushguard.components.docs import field_docstrings  # noqa: PLC0415 - docs imports spec
-
-    nested = {
-        "target": PushTargetArgs,
-        "dead_letter": DeadLetterArgs,
-        "retry_policy": RetryPolicyArgs,
-    }
-    text = ""
-    if len(location) == 1:
-        text = field_docstrings(PushSubscriptionArgs).get(location[0], "")
-    elif len(location) == 2 and location[0] in nested:
-        text = field_docstrings(nested[location[0]]).get(location[1], "")
-    first = re.split(r"(?<=\.) ", text, maxsplit=1)[0]
-    return first.replace("``", "'")
+    """The first sentence of the input's documentation
+    (:data:`~pushguard.components.args.INPUT_DOCS`), which says what values are allowed; ``""``
+    when it has none."""
+    return INPUT_DOCS.get(".".join(location), "")
 
 
 def _field_path(location: tuple[int | str, ...]) -> str:
