@@ -240,6 +240,8 @@ def _result(state: StackState) -> StackResult:
                 inputs=r.inputs,
                 dependencies=r.dependencies,
                 property_dependencies=r.property_dependencies,
+                protect=r.protect,
+                ignore_changes=r.ignore_changes,
                 outputs=r.outputs,
                 source=(str(state.path.resolve()), r.line) if r.line else None,
             )

@@ -7,9 +7,12 @@ they decide which child resources exist, so they must be known when the componen
 Each field's docstring is its schema description.
 """
 
+import ast
+import inspect
+import re
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
-from typing import NotRequired, TypedDict
+from typing import Final, NotRequired, TypedDict
 
 import pulumi
 
@@ -39,6 +42,14 @@ class PushTargetArgs(TypedDict):
     """Region of the service or function, e.g. ``europe-west1``. Required unless external."""
     project: NotRequired[pulumi.Input[str]]
     """Project of the service; defaults to the subscription's project."""
+    url: NotRequired[pulumi.Input[str]]
+    """The service's URL (its ``run.app`` URL, e.g. the Cloud Run service's ``uri`` output; a
+    1st-gen function's ``https://REGION-PROJECT.cloudfunctions.net/NAME``): the default
+    audience. Omitted: the origin of a ``run.app`` push endpoint, or the 1st-gen function URL
+    built from ``location``, ``project`` and ``name``."""
+    custom_audiences: NotRequired[pulumi.Input[Sequence[pulumi.Input[str]]]]
+    """The custom audiences configured on the Cloud Run service (its ``custom_audiences``): an
+    ``audience`` other than the service URL is accepted only if listed here."""
 
 
 class DeadLetterArgs(TypedDict):
@@ -49,6 +60,12 @@ class DeadLetterArgs(TypedDict):
     project). Omitted: the component creates one."""
     max_delivery_attempts: NotRequired[pulumi.Input[int]]
     """Delivery attempts before a message is dead-lettered, 5 to 100 (default 5)."""
+    subscription: NotRequired[bool]
+    """With a created topic: also create a pull subscription on it, which keeps the dead letters
+    (messages published to a topic without a subscription are lost). Default true."""
+    message_retention_duration: NotRequired[pulumi.Input[str]]
+    """How long that pull subscription keeps dead letters, ``"600s"`` to ``"2678400s"`` (default
+    ``"604800s"``, 7 days)."""
 
 
 class RetryPolicyArgs(TypedDict):
@@ -76,15 +93,19 @@ class PushSubscriptionArgs(TypedDict):
     """Project number (names the Pub/Sub service agent); looked up with
     ``gcp.organizations.get_project`` when omitted."""
     subscription_name: NotRequired[pulumi.Input[str]]
-    """Subscription ID (3 to 255 characters, starts with a letter, not ``goog``). Omitted: Pulumi
-    auto-names it from the resource name."""
+    """Subscription ID (3 to 255 characters of letters, digits and ``- _ . ~ + %``, starts with a
+    letter, not ``goog``). Omitted: generated from the name, unique per project, stack and
+    component (see "IDs" in docs/component.md)."""
     push_auth_service_account_email: NotRequired[pulumi.Input[str]]
     """An existing push-auth service account, in ``project``. Omitted: the component creates one."""
     push_auth_account_id: NotRequired[pulumi.Input[str]]
     """Account ID for the created push-auth service account (6 to 30 characters, lower-case
-    letters, digits and hyphens, starting with a letter). Default: derived from the name."""
+    letters, digits and hyphens, starting with a letter, not ending with a hyphen). Omitted:
+    generated from the name, unique per project, stack and component."""
     audience: NotRequired[pulumi.Input[str]]
-    """The OIDC token's audience; default: the push endpoint URL, set explicitly."""
+    """The OIDC token's audience. Default: the service URL for Cloud Run and 2nd-gen functions,
+    the function URL for 1st-gen functions, the push endpoint for external targets. For Cloud
+    Run another value must be in ``target.custom_audiences``."""
     attributes: NotRequired[pulumi.Input[Mapping[str, pulumi.Input[str]]]]
     """Push endpoint attributes (e.g. ``x-goog-version``)."""
     no_wrapper: NotRequired[bool]
@@ -100,9 +121,9 @@ class PushSubscriptionArgs(TypedDict):
     """Keep acknowledged messages for the retention duration (for seek)."""
     expiration_ttl: NotRequired[pulumi.Input[str]]
     """Delete the subscription after this much inactivity (at least ``"86400s"``); ``""`` never
-    expires. Omitted: Pub/Sub's default (31 days)."""
+    expires. Omitted: Pub/Sub's default (31 days), or never while ``paused``."""
     filter: NotRequired[pulumi.Input[str]]
-    """Message filter on attributes (immutable after creation)."""
+    """Message filter on attributes, at most 256 bytes (immutable after creation)."""
     enable_message_ordering: NotRequired[pulumi.Input[bool]]
     """Deliver messages with the same ordering key in order."""
     retry_policy: NotRequired[RetryPolicyArgs]
@@ -111,7 +132,9 @@ class PushSubscriptionArgs(TypedDict):
     """Labels on the subscription."""
     paused: NotRequired[bool]
     """Stop push delivery by turning the subscription into a pull subscription (empty push
-    config); set back to false to resume. Messages accumulate meanwhile."""
+    config); set back to false to resume. Messages accumulate meanwhile, for the message
+    retention duration (default 7 days); the subscription does not expire while paused unless
+    ``expiration_ttl`` is set. In a perimeter, needs ``accept_backlog_loss``."""
     token_creator_grant: NotRequired[TokenCreatorGrant]
     """Where the Pub/Sub service agent gets token creator (default: on the push-auth account)."""
     deployers: NotRequired[Sequence[str]]
@@ -122,4 +145,56 @@ class PushSubscriptionArgs(TypedDict):
     """Dead-letter topic and attempts; omitted: no dead-lettering."""
     in_service_perimeter: NotRequired[bool]
     """The project is inside a VPC Service Controls perimeter: only Cloud Run default URLs are
-    accepted, and a change of push config replaces the subscription."""
+    accepted, and an existing subscription's push config cannot be updated."""
+    accept_backlog_loss: NotRequired[bool]
+    """In a perimeter: replace the subscription (delete first) when its push config changes,
+    pausing and resuming included, losing every undelivered message. Default false: pausing is
+    refused and other push config changes fail at ``pulumi up``, losing nothing."""
+    grant_invoker: NotRequired[bool]
+    """Grant the push-auth account the invoker role on the target (default true); false when
+    that grant is managed elsewhere (for example once, in a platform stack)."""
+
+
+def field_docstrings(cls: type) -> dict[str, str]:
+    """The docstring under each annotated field of ``cls`` (read from its source), one line each.
+
+    A ``TypedDict`` keeps no per-field documentation at run time, so the class body is parsed:
+    a string literal right after ``name: annotation`` is that field's docstring (the convention
+    Pulumi's component analyzer reads for schema descriptions too).
+    """
+    tree = ast.parse(inspect.cleandoc("\n" + inspect.getsource(cls)))
+    [node] = [n for n in tree.body if isinstance(n, ast.ClassDef)]
+    docs: dict[str, str] = {}
+    for statement, following in zip(node.body, node.body[1:], strict=False):
+        if (
+            isinstance(statement, ast.AnnAssign)
+            and isinstance(statement.target, ast.Name)
+            and isinstance(following, ast.Expr)
+            and isinstance(following.value, ast.Constant)
+            and isinstance(following.value.value, str)
+        ):
+            docs[statement.target.id] = " ".join(inspect.cleandoc(following.value.value).split())
+    return docs
+
+
+def _first_sentence(text: str) -> str:
+    return re.split(r"(?<=\.) ", text, maxsplit=1)[0].replace("``", "'")
+
+
+def _input_docs() -> dict[str, str]:
+    nested = {
+        "target": PushTargetArgs,
+        "dead_letter": DeadLetterArgs,
+        "retry_policy": RetryPolicyArgs,
+    }
+    docs = {k: _first_sentence(v) for k, v in field_docstrings(PushSubscriptionArgs).items()}
+    for prefix, cls in nested.items():
+        docs |= {f"{prefix}.{k}": _first_sentence(v) for k, v in field_docstrings(cls).items()}
+    return docs
+
+
+INPUT_DOCS: Final[Mapping[str, str]] = _input_docs()
+"""Each input's dotted path (``dead_letter.max_delivery_attempts``) -> the first sentence of its
+documentation, without reST markup: what error messages cite as what is allowed. Read once, at
+import (parsing source while a program runs deep in Pulumi's event loop tripped a CPython 3.11.7
+AST bug, "AST constructor recursion depth mismatch")."""

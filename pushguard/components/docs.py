@@ -11,7 +11,6 @@ field's docstring gives its description; the matching pydantic model in
 
 from __future__ import annotations
 
-import ast
 import enum
 import inspect
 import re
@@ -28,6 +27,7 @@ from pushguard.components.args import (
     PushSubscriptionArgs,
     PushTargetArgs,
     RetryPolicyArgs,
+    field_docstrings,
 )
 from pushguard.components.spec import (
     DeadLetterSpec,
@@ -48,28 +48,6 @@ HEADER: typing.Final = (
     "| input | other languages | type | required | may be an Output | default | description |",
     "|---|---|---|---|---|---|---|",
 )
-
-
-def field_docstrings(cls: type) -> dict[str, str]:
-    """The docstring under each annotated field of ``cls`` (read from its source), one line each.
-
-    A ``TypedDict`` keeps no per-field documentation at run time, so the class body is parsed:
-    a string literal right after ``name: annotation`` is that field's docstring (the convention
-    Pulumi's component analyzer reads for schema descriptions too).
-    """
-    tree = ast.parse(inspect.cleandoc("\n" + inspect.getsource(cls)))
-    [node] = [n for n in tree.body if isinstance(n, ast.ClassDef)]
-    docs: dict[str, str] = {}
-    for statement, following in zip(node.body, node.body[1:], strict=False):
-        if (
-            isinstance(statement, ast.AnnAssign)
-            and isinstance(statement.target, ast.Name)
-            and isinstance(following, ast.Expr)
-            and isinstance(following.value, ast.Constant)
-            and isinstance(following.value.value, str)
-        ):
-            docs[statement.target.id] = " ".join(inspect.cleandoc(following.value.value).split())
-    return docs
 
 
 def _markdown(text: str) -> str:

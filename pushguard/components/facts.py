@@ -8,7 +8,8 @@ own rule check would report it.
 from __future__ import annotations
 
 from pushguard.components.args import TokenCreatorGrant
-from pushguard.components.spec import PushSubscriptionSpec
+from pushguard.components.audience import effective_audience
+from pushguard.components.spec import DEFERRED, PushSubscriptionSpec
 from pushguard.rules.accounts import member, normalise_email, pubsub_service_agent_email
 from pushguard.rules.facts import IamGrant, InvokerTarget, SubscriptionFacts
 from pushguard.rules.iam import ACT_AS, INVOKER, PUBLISHER, SUBSCRIBER, TOKEN_CREATOR
@@ -16,16 +17,17 @@ from pushguard.rules.iam import ACT_AS, INVOKER, PUBLISHER, SUBSCRIBER, TOKEN_CR
 
 def component_facts(name: str, spec: PushSubscriptionSpec) -> SubscriptionFacts:
     """Rule facts for a component named ``name`` with a (possibly partly deferred) ``spec``."""
-    audience_field = "audience" if spec.audience is not None else "push_endpoint"
+    audience = effective_audience(spec)
     unknown = {
         fact
         for fact, field in (
             ("push_endpoint", "push_endpoint"),
-            ("audience", audience_field),
             ("push_auth_account", "push_auth_service_account_email"),
         )
         if spec.is_deferred(field)
     }
+    if audience is DEFERRED:
+        unknown.add("audience")
     if spec.is_deferred("project") and spec.push_auth_service_account_email is None:
         # The account the component makes is in the project, an Output (its provider's project).
         unknown.add("push_auth_account")
@@ -58,7 +60,7 @@ def component_facts(name: str, spec: PushSubscriptionSpec) -> SubscriptionFacts:
         push_endpoint=spec.known("push_endpoint"),
         push_auth_account=email,
         push_auth_account_project=None if spec.push_auth_service_account_email else project,
-        audience=spec.known(audience_field),
+        audience=None if audience is DEFERRED else audience,
         in_service_perimeter=spec.in_service_perimeter,
         push_auth_account_grants=tuple(account_grants),
         token_creator_known_granted=spec.token_creator_grant is TokenCreatorGrant.NONE,

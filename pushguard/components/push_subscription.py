@@ -2,14 +2,17 @@
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
 
 from pushguard.components.args import PushSubscriptionArgs, TokenCreatorGrant
+from pushguard.components.audience import audience_problem, run_app_origin, service_url
 from pushguard.components.facts import component_facts
+from pushguard.components.grants import shared_grant
+from pushguard.components.ids import account_id, pubsub_id
 from pushguard.components.inputs import Path, merge_resolved, split_inputs
 from pushguard.components.spec import (
     PushSubscriptionInputError,
@@ -25,20 +28,6 @@ from pushguard.rules.iam import ACT_AS, INVOKER, PUBLISHER, SUBSCRIBER, TOKEN_CR
 TYPE_TOKEN = "pushguard:index:PushSubscription"
 
 
-def default_account_id(name: str) -> str:
-    """A valid service account ID (6 to 30 characters) derived from a component name.
-
-    ``orders`` gives ``orders-push``; names too long keep a 4-character hash for uniqueness.
-    """
-    slug = re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-") or "sub"
-    if not slug[0].isalpha():
-        slug = f"p-{slug}"
-    if len(slug) + len("-push") <= 30:
-        return f"{slug}-push"
-    digest = hashlib.sha256(name.encode()).hexdigest()[:4]
-    return f"{slug[:20].rstrip('-')}-{digest}-push"
-
-
 def _member_slug(member: str) -> str:
     slug = re.sub(r"[^a-z0-9]+", "-", member.lower()).strip("-")[:40]
     return f"{slug}-{hashlib.sha256(member.encode()).hexdigest()[:6]}"
@@ -47,7 +36,9 @@ def _member_slug(member: str) -> str:
 def _check_rules(
     name: str, spec: PushSubscriptionSpec, problems: list[tuple[str, str]], warned: set[str]
 ) -> None:
-    """Add mandatory rule violations to ``problems``; log advisory ones once."""
+    """Add mandatory rule violations to ``problems``; log advisory ones once. Then the audience
+    (:func:`~pushguard.components.audience.audience_problem`), unless the push endpoint it is
+    derived from is already reported."""
     for finding in evaluate(component_facts(name, spec)):
         if not finding.is_violation:
             continue
@@ -58,6 +49,13 @@ def _check_rules(
         elif text not in warned:
             warned.add(text)
             pulumi.log.warn(f"PushSubscription {name!r}: {field}: {text}")
+    _check_audience(spec, problems)
+
+
+def _check_audience(spec: PushSubscriptionSpec, problems: list[tuple[str, str]]) -> None:
+    problem = audience_problem(spec)
+    if problem and not any(field == "push_endpoint" for field, _ in problems):
+        problems.append(("audience", problem.removeprefix("audience: ")))
 
 
 def gcp_provider(opts: pulumi.ResourceOptions | None) -> pulumi.ProviderResource | None:
@@ -141,9 +139,14 @@ class PushSubscription(pulumi.ComponentResource):
 
     Inside a VPC Service Controls perimeter (``in_service_perimeter``) Pub/Sub cannot update an
     existing push subscription's push config (https://cloud.google.com/pubsub/docs/push#vpc-service-controls),
-    so a change of push config *replaces* the subscription (``replace_on_changes=["pushConfig"]``;
-    with an explicit ``subscription_name``, delete before create). Messages not yet acknowledged by
+    so a change of push config fails at ``pulumi up`` and loses nothing, and ``paused`` is refused;
+    with ``accept_backlog_loss`` it *replaces* the subscription instead
+    (``replace_on_changes=["pushConfig"]``, delete before create): messages not yet acknowledged by
     the old subscription, and messages published while it is replaced, are lost to it.
+
+    IDs not given are generated (:mod:`pushguard.components.ids`), the audience is one the target
+    accepts (:mod:`pushguard.components.audience`), and grants on what the component does not
+    create are shared by the program's components (:func:`shared_grant`).
 
     Raises:
         PushSubscriptionInputError: bad inputs (at construction, or when Outputs resolve).
@@ -161,6 +164,12 @@ class PushSubscription(pulumi.ComponentResource):
     """The token audience: the ``aud`` claim receivers check."""
     service_agent_email: pulumi.Output[str]
     """The project's Pub/Sub service agent."""
+    dead_letter_topic: pulumi.Output[str | None]
+    """The dead-letter topic's path, ``projects/PROJECT/topics/TOPIC`` (unset without
+    ``dead_letter``)."""
+    dead_letter_subscription: pulumi.Output[str | None]
+    """The path of the pull subscription that keeps the dead letters,
+    ``projects/PROJECT/subscriptions/NAME`` (unset when the component made none)."""
 
     def __init__(
         self,
@@ -176,6 +185,7 @@ class PushSubscription(pulumi.ComponentResource):
         super().__init__(TYPE_TOKEN, name, None, opts)
         self._name = name
         self._spec = spec
+        self._provider = gcp_provider(opts)
         self._gated = self._gate(name, substituted, deferred)
         self._build()
 
@@ -195,7 +205,10 @@ class PushSubscription(pulumi.ComponentResource):
             failed = {field.split(".")[0] for field, _ in error.problems}
             try:
                 rest = validate_spec(name, {k: v for k, v in values.items() if k not in failed})
-            except PushSubscriptionInputError:
+            except PushSubscriptionInputError as more:
+                # The checks across inputs that only run once every field is valid (the
+                # dead-letter topic, pausing in a perimeter), on the inputs that are.
+                problems += [p for p in more.problems if p[0].split(".")[0] not in failed]
                 raise PushSubscriptionInputError(name, problems) from None
             _check_rules(name, rest, problems, warned)
             raise PushSubscriptionInputError(name, problems) from None
@@ -239,6 +252,34 @@ class PushSubscription(pulumi.ComponentResource):
     def _child(self, **extra: Any) -> pulumi.ResourceOptions:
         return pulumi.ResourceOptions(parent=self, **extra)
 
+    def _generated_id(self, project: Any, make: Callable[[str, str], str]) -> pulumi.Output[str]:
+        """An ID generated from ``(project, the component's URN)`` by ``make`` (see
+        :mod:`pushguard.components.ids`)."""
+        # The URN's value without the component as a dependency: a dependency on a component
+        # means one on its children, so a child's input carrying it would be a cycle.
+        urn: pulumi.Output[str | None] = pulumi.Output.from_input(self.urn.future())
+        return pulumi.Output.all(project, urn).apply(lambda pair: make(pair[0], pair[1]))
+
+    def _grant(
+        self,
+        suffix: str,
+        key: tuple[Any, ...] | None,
+        make: Callable[[str, pulumi.ResourceOptions], pulumi.Resource],
+    ) -> pulumi.Resource:
+        """A grant the component needs: shared with the program's other components
+        (:func:`shared_grant`) when ``key`` names its binding in plain strings, else the
+        component's own child ``NAME-SUFFIX``."""
+        if key is not None and all(isinstance(part, str) for part in key):
+            shared = shared_grant(key, self._provider, make)
+            if shared is not None:
+                return shared
+        return make(f"{self._name}-{suffix}", self._child())
+
+    def _plain(self, *path: str) -> str | None:
+        """The input's value when it is a plain string (not deferred), else ``None``."""
+        value = self._input(*path)
+        return value if isinstance(value, str) else None
+
     def _build(self) -> None:
         """Register every child, one resource family at a time.
 
@@ -255,16 +296,52 @@ class PushSubscription(pulumi.ComponentResource):
         deployer_grants = self._deployer_grants(account_path)
         invoker = self._invoker(email, project)
         dead_letter = self._dead_letter(project, agent_member)
-        dead_letter_policy, publisher = dead_letter if dead_letter else (None, None)
+        dead_letter_policy, publisher, kept = dead_letter if dead_letter else (None, None, None)
         grants = [
             grant
-            for grant in (token_creator, *deployer_grants, invoker, publisher)
+            for grant in (token_creator, *deployer_grants, invoker, publisher, kept)
             if grant is not None
         ]
-        audience = self._input("audience") or self._input("push_endpoint")
+        audience = self._audience()
         subscription = self._subscription(project, email, audience, dead_letter_policy, grants)
         self._dead_letter_subscriber(project, subscription, agent_member)
-        self._outputs(project, subscription, email, audience, agent_email)
+        self._outputs(
+            project,
+            subscription,
+            email,
+            audience,
+            agent_email,
+            dead_letter_policy=dead_letter_policy,
+            kept=kept,
+        )
+
+    def _audience(self) -> Any:
+        """The token's audience (:mod:`pushguard.components.audience`): the ``audience`` input,
+        else the service URL (``target.url``, the origin of a ``run.app`` endpoint, a 1st-gen
+        function's URL), else the push endpoint."""
+        spec = self._spec
+        if spec.audience is not None:
+            return self._input("audience")
+        kind = spec.target.kind
+        if kind is TargetKind.EXTERNAL:
+            return self._input("push_endpoint")
+        if spec.target.url is not None:
+            return self._input("target", "url")
+        known = service_url(spec)
+        if isinstance(known, str):
+            return known
+        if kind is TargetKind.CLOUD_FUNCTION_V1:
+            parts = (
+                self._input("target", "location"),
+                self._input("target", "project") or self._input("project"),
+                self._input("target", "name"),
+            )
+            return pulumi.Output.all(*parts).apply(
+                lambda p: f"https://{p[0]}-{p[1]}.cloudfunctions.net/{p[2]}"
+            )
+        return pulumi.Output.from_input(self._input("push_endpoint")).apply(
+            lambda endpoint: run_app_origin(endpoint) or endpoint
+        )
 
     def _service_agent(self, project: Any) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
         """The project's Pub/Sub service agent; registers no resource.
@@ -287,7 +364,7 @@ class PushSubscription(pulumi.ComponentResource):
         """The service account Pub/Sub signs push requests' OIDC tokens as.
 
         Registers ``NAME-push-auth`` (``gcp.serviceaccount.Account``, account ID from
-        ``push_auth_account_id`` or :func:`default_account_id`) unless
+        ``push_auth_account_id`` or generated, :func:`~pushguard.components.ids.account_id`) unless
         ``push_auth_service_account_email`` names an existing account, which is only referenced.
 
         Returns:
@@ -299,7 +376,8 @@ class PushSubscription(pulumi.ComponentResource):
             return email, pulumi.Output.concat("projects/", project, "/serviceAccounts/", email)
         account = gcp.serviceaccount.Account(
             f"{self._name}-push-auth",
-            account_id=self._input("push_auth_account_id") or default_account_id(self._name),
+            account_id=self._input("push_auth_account_id")
+            or self._generated_id(project, account_id),
             project=project,
             display_name=f"Pub/Sub push auth: {self._name}"[:100],
             description="Signs Pub/Sub push requests (OIDC). Managed by pushguard.",
@@ -314,27 +392,37 @@ class PushSubscription(pulumi.ComponentResource):
 
         Registers ``NAME-token-creator``, as ``token_creator_grant`` says: a
         ``gcp.serviceaccount.IAMMember`` on the push-auth account (``service-account``), a
-        ``gcp.projects.IAMMember`` on the project (``project``), or nothing (``none``).
+        ``gcp.projects.IAMMember`` on the project (``project``), or nothing (``none``). The grant
+        on the project, or on an existing account, is shared (:func:`shared_grant`).
 
         Returns:
             The grant, or ``None`` when none is registered.
         """
         grant = self._spec.token_creator_grant
+        role = TOKEN_CREATOR.granted
+        known_project = self._plain("project")
+        # The service agent is the subscription project's: no key while that is not known.
+        agent_of = f"agent-of:{known_project}" if known_project else None
         if grant is TokenCreatorGrant.SERVICE_ACCOUNT:
-            return gcp.serviceaccount.IAMMember(
-                f"{self._name}-token-creator",
-                service_account_id=account_path,
-                role=TOKEN_CREATOR.granted,
-                member=agent_member,
-                opts=self._child(),
+            existing = self._plain("push_auth_service_account_email")
+            return self._grant(
+                "token-creator",
+                (role, f"account:{existing}", agent_of) if existing else None,
+                lambda name, opts: gcp.serviceaccount.IAMMember(
+                    name,
+                    service_account_id=account_path,
+                    role=role,
+                    member=agent_member,
+                    opts=opts,
+                ),
             )
         if grant is TokenCreatorGrant.PROJECT:
-            return gcp.projects.IAMMember(
-                f"{self._name}-token-creator",
-                project=project,
-                role=TOKEN_CREATOR.granted,
-                member=agent_member,
-                opts=self._child(),
+            return self._grant(
+                "token-creator",
+                (role, f"project:{known_project}", agent_of),
+                lambda name, opts: gcp.projects.IAMMember(
+                    name, project=project, role=role, member=agent_member, opts=opts
+                ),
             )
         return None
 
@@ -347,13 +435,22 @@ class PushSubscription(pulumi.ComponentResource):
         Returns:
             The grants (empty without deployers).
         """
-        return [
-            gcp.serviceaccount.IAMMember(
-                f"{self._name}-act-as-{_member_slug(deployer)}",
+        existing = self._plain("push_auth_service_account_email")
+
+        def make(deployer: str) -> Callable[[str, pulumi.ResourceOptions], pulumi.Resource]:
+            return lambda name, opts: gcp.serviceaccount.IAMMember(
+                name,
                 service_account_id=account_path,
                 role=ACT_AS.granted,
                 member=deployer,
-                opts=self._child(),
+                opts=opts,
+            )
+
+        return [
+            self._grant(
+                f"act-as-{_member_slug(deployer)}",
+                (ACT_AS.granted, f"account:{existing}", deployer) if existing else None,
+                make(deployer),
             )
             for deployer in self._spec.deployers
         ]
@@ -363,58 +460,108 @@ class PushSubscription(pulumi.ComponentResource):
 
         Registers ``NAME-invoker``: a ``gcp.cloudrunv2.ServiceIamMember`` for a Cloud Run service
         or a 2nd gen function, a ``gcp.cloudfunctions.FunctionIamMember`` for a 1st gen function,
-        in the target's project (the subscription's unless given); nothing for other targets.
+        in the target's project (the subscription's unless given); nothing for external targets or
+        with ``grant_invoker`` false. For an existing push-auth account the grant is shared
+        (:func:`shared_grant`).
 
         Returns:
             The grant, or ``None`` when none is registered.
         """
         kind = self._spec.target.kind
+        if not self._spec.grant_invoker or kind not in INVOKER:
+            return None
         target_project = self._input("target", "project") or project
         push_member = pulumi.Output.concat("serviceAccount:", email)
+        role = INVOKER[kind].granted
+        existing = self._plain("push_auth_service_account_email")
+        where = (
+            self._plain("target", "project") or self._plain("project"),
+            self._plain("target", "location"),
+            self._plain("target", "name"),
+        )
+        key = None
+        if existing and all(where):
+            key = (role, f"{kind.value}:{'/'.join(map(str, where))}", f"serviceAccount:{existing}")
         if kind in (TargetKind.CLOUD_RUN, TargetKind.CLOUD_FUNCTION_V2):
-            return gcp.cloudrunv2.ServiceIamMember(
-                f"{self._name}-invoker",
-                project=target_project,
-                location=self._input("target", "location"),
-                name=self._input("target", "name"),
-                role=INVOKER[kind].granted,
-                member=push_member,
-                opts=self._child(),
+            return self._grant(
+                "invoker",
+                key,
+                lambda name, opts: gcp.cloudrunv2.ServiceIamMember(
+                    name,
+                    project=target_project,
+                    location=self._input("target", "location"),
+                    name=self._input("target", "name"),
+                    role=role,
+                    member=push_member,
+                    opts=opts,
+                ),
             )
-        if kind is TargetKind.CLOUD_FUNCTION_V1:
-            return gcp.cloudfunctions.FunctionIamMember(
-                f"{self._name}-invoker",
+        return self._grant(
+            "invoker",
+            key,
+            lambda name, opts: gcp.cloudfunctions.FunctionIamMember(
+                name,
                 project=target_project,
                 region=self._input("target", "location"),
                 cloud_function=self._input("target", "name"),
-                role=INVOKER[kind].granted,
+                role=role,
                 member=push_member,
-                opts=self._child(),
-            )
-        return None
+                opts=opts,
+            ),
+        )
 
     def _dead_letter(
         self, project: Any, agent_member: pulumi.Output[str]
-    ) -> tuple[gcp.pubsub.SubscriptionDeadLetterPolicyArgs, pulumi.Resource] | None:
-        """The dead-letter topic and the service agent's right to forward to it.
+    ) -> (
+        tuple[
+            gcp.pubsub.SubscriptionDeadLetterPolicyArgs,
+            pulumi.Resource,
+            gcp.pubsub.Subscription | None,
+        ]
+        | None
+    ):
+        """The dead-letter topic, a subscription that keeps its messages, and the service agent's
+        right to forward to it.
 
-        Registers, when ``dead_letter`` is set, the topic ``NAME-dead-letter``
-        (``gcp.pubsub.Topic``, unless ``dead_letter.topic`` names an existing one by ID or path)
-        and ``NAME-dead-letter-publisher`` (``gcp.pubsub.TopicIAMMember``) for the service agent.
-        The subscriber grant is on the subscription, so :meth:`_dead_letter_subscriber` registers
-        it after the subscription.
+        Registers, when ``dead_letter`` is set, unless ``dead_letter.topic`` names an existing
+        topic by ID or path: the topic ``NAME-dead-letter`` (``gcp.pubsub.Topic``) and, unless
+        ``dead_letter.subscription`` is false, the pull subscription ``NAME-dead-letter`` on it
+        (``gcp.pubsub.Subscription``, retention ``dead_letter.message_retention_duration``, never
+        expiring): messages published to a topic with no subscription are lost
+        (https://cloud.google.com/pubsub/docs/handling-failures#dead_letter_topic). Both get the
+        generated ID :func:`~pushguard.components.ids.pubsub_id` with suffix ``dead-letter``.
+        Then ``NAME-dead-letter-publisher`` (``gcp.pubsub.TopicIAMMember``) for the service agent,
+        shared by the program's components that name the same existing topic
+        (:func:`shared_grant`). The subscriber grant is on the subscription, so
+        :meth:`_dead_letter_subscriber` registers it after the subscription.
 
         Returns:
-            The subscription's dead-letter policy and the publisher grant, or ``None`` without
-            ``dead_letter``.
+            The subscription's dead-letter policy, the publisher grant and the pull subscription
+            (``None`` when none is made), or ``None`` without ``dead_letter``.
         """
-        if self._spec.dead_letter is None:
+        spec = self._spec.dead_letter
+        if spec is None:
             return None
         given = self._input("dead_letter", "topic")
+        kept = None
         if given is None:
-            topic: Any = gcp.pubsub.Topic(
-                f"{self._name}-dead-letter", project=project, opts=self._child()
-            ).id
+            topic_id = self._generated_id(project, lambda p, urn: pubsub_id(p, urn, "dead-letter"))
+            created = gcp.pubsub.Topic(
+                f"{self._name}-dead-letter", name=topic_id, project=project, opts=self._child()
+            )
+            topic: Any = pulumi.Output.concat("projects/", project, "/topics/", created.name)
+            if spec.subscription:
+                kept = gcp.pubsub.Subscription(
+                    f"{self._name}-dead-letter",
+                    name=topic_id,
+                    project=project,
+                    topic=topic,
+                    message_retention_duration=self._input(
+                        "dead_letter", "message_retention_duration"
+                    ),
+                    expiration_policy=gcp.pubsub.SubscriptionExpirationPolicyArgs(ttl=""),
+                    opts=self._child(),
+                )
         else:
             topic = pulumi.Output.all(project, given).apply(
                 lambda pair: (
@@ -423,18 +570,23 @@ class PushSubscription(pulumi.ComponentResource):
                     else f"projects/{pair[0]}/topics/{pair[1]}"
                 )
             )
-        publisher = gcp.pubsub.TopicIAMMember(
-            f"{self._name}-dead-letter-publisher",
-            topic=topic,
-            role=PUBLISHER.granted,
-            member=agent_member,
-            opts=self._child(),
+        path = self._plain("dead_letter", "topic")
+        if path and not path.startswith("projects/"):
+            path = f"projects/{self._plain('project')}/topics/{path}"
+        publisher = self._grant(
+            "dead-letter-publisher",
+            (PUBLISHER.granted, f"topic:{path}", f"agent-of:{self._plain('project')}")
+            if path and self._plain("project")
+            else None,
+            lambda name, opts: gcp.pubsub.TopicIAMMember(
+                name, topic=topic, role=PUBLISHER.granted, member=agent_member, opts=opts
+            ),
         )
         policy = gcp.pubsub.SubscriptionDeadLetterPolicyArgs(
             dead_letter_topic=topic,
             max_delivery_attempts=self._input("dead_letter", "max_delivery_attempts"),
         )
-        return policy, publisher
+        return policy, publisher, kept
 
     def _dead_letter_subscriber(
         self,
@@ -473,8 +625,13 @@ class PushSubscription(pulumi.ComponentResource):
 
         Registers ``gcp.pubsub.Subscription`` under the component's own name, with no push config
         when ``paused`` (a pull subscription), an OIDC token as the push-auth account for
-        ``audience``, and ``depends_on`` every grant in ``grants``. In a service perimeter a push
-        config change replaces it (delete before create with an explicit ``subscription_name``).
+        ``audience``, and ``depends_on`` every grant in ``grants``. Its ID is ``subscription_name``
+        or generated (:func:`~pushguard.components.ids.pubsub_id`). While ``paused`` without
+        ``expiration_ttl`` it never expires (Pub/Sub's default deletes a subscription after 31
+        days without activity, https://cloud.google.com/pubsub/docs/subscription-properties#expiration_period).
+        In a service perimeter with ``accept_backlog_loss`` a push config change replaces it,
+        delete first; without, Pulumi updates it in place and Google refuses the update, so
+        nothing is lost.
 
         Returns:
             The subscription.
@@ -503,10 +660,12 @@ class PushSubscription(pulumi.ComponentResource):
         expiration = None
         if spec.expiration_ttl is not None:
             expiration = gcp.pubsub.SubscriptionExpirationPolicyArgs(ttl=field("expiration_ttl"))
-        perimeter = spec.in_service_perimeter
+        elif spec.paused:
+            expiration = gcp.pubsub.SubscriptionExpirationPolicyArgs(ttl="")
+        replace = spec.in_service_perimeter and spec.accept_backlog_loss
         return gcp.pubsub.Subscription(
             self._name,
-            name=field("subscription_name"),
+            name=field("subscription_name") or self._generated_id(project, pubsub_id),
             project=project,
             topic=field("topic"),
             push_config=push_config,
@@ -521,8 +680,8 @@ class PushSubscription(pulumi.ComponentResource):
             labels=field("labels"),
             opts=self._child(
                 depends_on=grants,
-                replace_on_changes=["pushConfig"] if perimeter else None,
-                delete_before_replace=perimeter and spec.subscription_name is not None,
+                replace_on_changes=["pushConfig"] if replace else None,
+                delete_before_replace=replace,
             ),
         )
 
@@ -533,6 +692,9 @@ class PushSubscription(pulumi.ComponentResource):
         email: pulumi.Input[str],
         audience: Any,
         agent_email: pulumi.Output[str],
+        *,
+        dead_letter_policy: gcp.pubsub.SubscriptionDeadLetterPolicyArgs | None,
+        kept: gcp.pubsub.Subscription | None,
     ) -> None:
         """Set the component's output attributes and register them; registers no resource."""
         self.subscription_name = subscription.name
@@ -543,6 +705,14 @@ class PushSubscription(pulumi.ComponentResource):
         self.push_auth_service_account_email = pulumi.Output.from_input(email)
         self.audience = pulumi.Output.from_input(audience)
         self.service_agent_email = agent_email
+        self.dead_letter_topic = pulumi.Output.from_input(
+            None if dead_letter_policy is None else dead_letter_policy.dead_letter_topic
+        )
+        self.dead_letter_subscription = (
+            pulumi.Output.from_input(None)
+            if kept is None
+            else pulumi.Output.concat("projects/", project, "/subscriptions/", kept.name)
+        )
         self.register_outputs(
             {
                 "subscription_name": self.subscription_name,
@@ -551,5 +721,7 @@ class PushSubscription(pulumi.ComponentResource):
                 "push_auth_service_account_email": self.push_auth_service_account_email,
                 "audience": self.audience,
                 "service_agent_email": self.service_agent_email,
+                "dead_letter_topic": self.dead_letter_topic,
+                "dead_letter_subscription": self.dead_letter_subscription,
             }
         )

@@ -13,7 +13,11 @@ https://cloud.google.com/pubsub/docs/handling-failures): ack deadline 10 to 600 
 characters of ``[A-Za-z0-9-_.~+%]`` and do not start with ``goog``
 (https://cloud.google.com/pubsub/docs/pubsub-basics#resource_names). Service account IDs are 6 to 30
 characters (https://cloud.google.com/iam/docs/service-accounts-create). Labels follow
-https://cloud.google.com/resource-manager/docs/labels-overview.
+https://cloud.google.com/resource-manager/docs/labels-overview. A filter is at most 256 bytes
+(pulumi-gcp's ``Subscription.filter``). A Cloud Run service name (also a 2nd-gen function's) is
+RFC 1035: 1 to 63 lower-case letters, digits and hyphens, starting with a letter, not ending with
+a hyphen (https://cloud.google.com/run/docs/reference/rest/v2/projects.locations.services/create);
+a 1st-gen function's may also hold capitals and ``_``.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from pydantic import (
     model_validator,
 )
 
-from pushguard.components.args import TokenCreatorGrant
+from pushguard.components.args import INPUT_DOCS, TokenCreatorGrant
 from pushguard.rules.facts import PROJECT_ID_PATTERN, PROJECT_NUMBER_PATTERN, TargetKind
 
 
@@ -63,6 +67,9 @@ PLAIN_FIELDS: Final = frozenset(
         "dead_letter",
         "paused",
         "no_wrapper",
+        "grant_invoker",
+        "accept_backlog_loss",
+        "dead_letter.subscription",
     }
 )
 """Inputs that decide which resources exist, so they cannot be Outputs. For the nested objects
@@ -219,10 +226,27 @@ _PROJECT_ID = _regex(
 )
 _PROJECT_NUMBER = _regex(PROJECT_NUMBER_PATTERN, "a project number (digits only)")
 _REGION = _regex(r"^[a-z]+-[a-z]+[0-9]+$", "a region such as europe-west1")
+_RUN_SERVICE_NAME = re.compile(r"^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$")
+"""A Cloud Run service (and 2nd-gen function) name: RFC 1035, 1 to 63 lower-case letters, digits
+and hyphens, starting with a letter and not ending with a hyphen
+(https://cloud.google.com/run/docs/reference/rest/v2/projects.locations.services/create)."""
 _SERVICE_NAME = _regex(
     r"^[A-Za-z][A-Za-z0-9_-]{0,62}$",
     "a service or function name (letters, digits, - and _, up to 63, starting with a letter)",
 )
+_HTTPS_URL = _regex(r"^https://[^\s/?#]+(?:/[^\s?#]*)?$", "an https:// URL without query")
+FILTER_MAX_BYTES: Final = 256
+"""The filter's limit in bytes of UTF-8, as pulumi-gcp's ``Subscription.filter`` documents
+(https://www.pulumi.com/registry/packages/gcp/api-docs/pubsub/subscription/#filter_python)."""
+
+
+def _filter_bytes(value: str) -> str:
+    size = len(value.encode())
+    if size > FILTER_MAX_BYTES:
+        raise ValueError(f"must be at most {FILTER_MAX_BYTES} bytes of UTF-8, not {size} bytes")
+    return value
+
+
 _ACCOUNT_ID = _regex(
     r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$",
     "a service account ID of 6 to 30 lower-case letters, digits and hyphens, starting with a "
@@ -277,6 +301,11 @@ class TargetSpec(_Strict):
     name: Annotated[str, _SERVICE_NAME, AllowDeferred] | None = None
     location: Annotated[str, _REGION, AllowDeferred] | None = None
     project: Annotated[str, _PROJECT_ID, AllowDeferred] | None = None
+    url: Annotated[str, _HTTPS_URL, AllowDeferred] | None = None
+    custom_audiences: (
+        Annotated[tuple[Annotated[str, Field(min_length=1), AllowDeferred], ...], AllowDeferred]
+        | None
+    ) = None
 
     @model_validator(mode="after")
     def _service_named(self) -> TargetSpec:
@@ -287,6 +316,13 @@ class TargetSpec(_Strict):
                     f"{missing[0]}: required for a {self.kind.value} target (use kind 'external' "
                     "for endpoints outside Google Cloud)"
                 )
+        run_named = self.kind in (TargetKind.CLOUD_RUN, TargetKind.CLOUD_FUNCTION_V2)
+        if run_named and isinstance(self.name, str) and not _RUN_SERVICE_NAME.match(self.name):
+            raise ValueError(
+                f"name: must be a Cloud Run service name for a {self.kind.value} target: 1 to 63 "
+                "lower-case letters, digits and hyphens, starting with a letter and not ending "
+                f"with a hyphen, not {self.name!r}"
+            )
         return self
 
 
@@ -297,6 +333,10 @@ class DeadLetterSpec(_Strict):
     max_delivery_attempts: Annotated[
         int, Field(strict=True), WireInteger, _int_between(5, 100, ""), AllowDeferred
     ] = 5
+    subscription: Annotated[bool, Field(strict=True)] = True
+    message_retention_duration: Annotated[str, _duration_between(600, 2678400), AllowDeferred] = (
+        "604800s"
+    )
 
 
 class RetryPolicySpec(_Strict):
@@ -346,7 +386,7 @@ class PushSubscriptionSpec(_Strict):
     ) = None
     retain_acked_messages: Annotated[bool, Field(strict=True), AllowDeferred] | None = None
     expiration_ttl: Annotated[str, AllowDeferred] | None = None
-    filter: Annotated[str, Field(max_length=256), AllowDeferred] | None = None
+    filter: Annotated[str, AfterValidator(_filter_bytes), AllowDeferred] | None = None
     enable_message_ordering: Annotated[bool, Field(strict=True), AllowDeferred] | None = None
     retry_policy: RetryPolicySpec | None = None
     labels: Annotated[StrMap, AfterValidator(_labels)] | None = None
@@ -355,6 +395,8 @@ class PushSubscriptionSpec(_Strict):
     deployers: tuple[Annotated[str, _DEPLOYER], ...] = ()
     dead_letter: DeadLetterSpec | None = None
     in_service_perimeter: Annotated[bool, Field(strict=True)] = False
+    accept_backlog_loss: Annotated[bool, Field(strict=True)] = False
+    grant_invoker: Annotated[bool, Field(strict=True)] = True
 
     @model_validator(mode="after")
     def _consistent(self) -> PushSubscriptionSpec:
@@ -376,7 +418,66 @@ class PushSubscriptionSpec(_Strict):
                 raise ValueError(
                     f"expiration_ttl: must be '' (never) or at least 86400s, not {ttl}"
                 )
+        if self.paused and self.in_service_perimeter and not self.accept_backlog_loss:
+            raise ValueError(
+                "paused: inside a service perimeter an existing push subscription's push config "
+                "cannot be updated, so pausing (or resuming) replaces the subscription and "
+                "deletes every undelivered message; set accept_backlog_loss: true to accept that"
+            )
+        if _same_topic(self.project, self.topic, self.dead_letter):
+            raise ValueError(
+                "dead_letter.topic: must not be the subscription's own topic (dead letters "
+                "would be redelivered to it); name another topic or omit it to have one created"
+            )
         return self
+
+
+def _topic_path(project: Any, topic: Any) -> str | None:
+    """``projects/P/topics/T`` of a topic ID or path, ``None`` when not known yet."""
+    if not isinstance(topic, str):
+        return None
+    if topic.startswith("projects/"):
+        return topic
+    return f"projects/{project}/topics/{topic}" if isinstance(project, str) else None
+
+
+def _same_topic(project: Any, topic: Any, dead_letter: DeadLetterSpec | None) -> bool:
+    if dead_letter is None or dead_letter.topic is None:
+        return False
+    ours, theirs = _topic_path(project, topic), _topic_path(project, dead_letter.topic)
+    return ours is not None and ours == theirs
+
+
+UNSUPPORTED_INPUTS: Final = {
+    "enable_exactly_once_delivery": (
+        "is not supported for push subscriptions: Pub/Sub push does not support exactly-once "
+        "delivery (https://cloud.google.com/pubsub/docs/exactly-once-delivery); make the "
+        "endpoint idempotent instead"
+    ),
+}
+"""Inputs of ``gcp.pubsub.Subscription`` a team may try that push subscriptions cannot have."""
+
+_TYPE_WORDS: Final = {
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "int_from_float": "an integer",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "string_type": "a string",
+    "dict_type": "an object (a mapping of names to values)",
+    "model_type": "an object (a mapping of names to values)",
+    "model_attributes_type": "an object (a mapping of names to values)",
+    "tuple_type": "a list",
+    "list_type": "a list",
+}
+"""What a pydantic type error's field allows, in the words of the error message."""
+
+
+def _description(location: tuple[str, ...]) -> str:
+    """The first sentence of the input's documentation
+    (:data:`~pushguard.components.args.INPUT_DOCS`), which says what values are allowed; ``""``
+    when it has none."""
+    return INPUT_DOCS.get(".".join(location), "")
 
 
 def _field_path(location: tuple[int | str, ...]) -> str:
@@ -389,14 +490,21 @@ def _problem(error: Mapping[str, Any]) -> tuple[str, str]:
     message = str(error.get("msg", "is invalid"))
     message = message.removeprefix("Value error, ")
     head, sep, rest = message.partition(": ")
-    if error.get("type") == "value_error" and sep and re.fullmatch(r"[a-z_]+", head):
+    if error.get("type") == "value_error" and sep and re.fullmatch(r"[a-z_.]+", head):
         return _field_path((*location, head)), rest
     if error.get("type") == "extra_forbidden":
-        return path, "is not an input of PushSubscription (check the spelling)"
+        return path, UNSUPPORTED_INPUTS.get(
+            path, "is not an input of PushSubscription (check the spelling)"
+        )
     if error.get("type") == "missing":
         return path, "is required"
     value = error.get("input")
     sensitive = bool(location) and str(location[0]) in SENSITIVE_FIELDS
+    expected = _TYPE_WORDS.get(str(error.get("type")))
+    if expected is not None:
+        got = type(value).__name__ if sensitive else f"{type(value).__name__} {value!r}"
+        description = _description(tuple(str(part) for part in location))
+        return path, f"must be {expected}, not {got}" + (f" ({description})" if description else "")
     if (
         error.get("type") != "value_error"
         and isinstance(value, bool | int | float)

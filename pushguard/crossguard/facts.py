@@ -53,6 +53,7 @@ from pushguard.rules.endpoint import (
 )
 from pushguard.rules.facts import (
     EXTERNAL_TARGET,
+    HeldGrant,
     IamBinding,
     IamGrant,
     InvokerTarget,
@@ -245,6 +246,45 @@ def _resolve_through_graph(b: _Builder, graph: StackGraph, in_perimeter: bool) -
     b.values["subscription_grants"] = _grants(
         b, graph, sub_keys | project_keys, "subscription_grants"
     )
+    relied_on = on_account | sub_keys | topic_keys | project_keys
+    if service is not None:
+        relied_on |= set(service.keys)
+    account = b.values["push_auth_account"]
+    pusher = {f"serviceAccount:{account}"} if account else set()
+    b.values["held_grants"] = held_grants(graph, relied_on, pusher)
+
+
+def held_grants(graph: StackGraph, keys: set[str], members: set[str]) -> tuple[HeldGrant, ...]:
+    """The additive grants with a known member that are on ``keys`` or to one of ``members``
+    (wherever they are: the push-auth account's invoker grant on a service the stack does not
+    declare), each once with the names of every resource that holds it (same role, member and
+    condition on an intersecting target), in declaration order; for the
+    ``push-shared-iam-binding`` rule."""
+    on_keys = set(map(id, graph.grants_on(keys)))
+    found = [
+        g
+        for g in graph.grants
+        if g.additive and not g.member_unknown and (id(g) in on_keys or g.grant.member in members)
+    ]
+    held: list[tuple[StackGrant, list[str]]] = []
+    for g in found:
+        same = next(
+            (
+                names
+                for first, names in held
+                if (first.grant.role, first.grant.member, first.grant.condition)
+                == (g.grant.role, g.grant.member, g.grant.condition)
+                and first.targets & g.targets
+            ),
+            None,
+        )
+        resource = graph.resources.get(g.holder)
+        name = resource.name if resource is not None else urn_name(g.holder)
+        if same is None:
+            held.append((g, [name]))
+        elif name not in same:
+            same.append(name)
+    return tuple(HeldGrant(grant=g.grant, holders=tuple(names)) for g, names in held)
 
 
 def _endpoint_service(

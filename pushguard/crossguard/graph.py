@@ -90,6 +90,10 @@ class StackGrant:
     """The target's key kind: ``sa``, ``project``, ``run``, ``fn``, ``topic`` or ``sub``."""
     parent: str | None = None
     """The URN of the granting resource's parent (a component), if any."""
+    holder: str = ""
+    """The granting resource's URN."""
+    additive: bool = False
+    """Made by an additive ``*IAMMember`` (one binding), not a binding or policy."""
 
 
 @dataclass(frozen=True)
@@ -264,7 +268,8 @@ class StackGraph:
             return
         listed: list[str | Unknown | None]
         if "members" not in resource.props:
-            self._add_grant(resource, role, get_str(resource.props, "member"), title, targets)
+            member = get_str(resource.props, "member")
+            self._add_grant(resource, role, member, title, targets, additive=True)
             return
         members = get_str_list(resource.props, "members")
         listed = [UNKNOWN] if isinstance(members, Unknown) else list(members)
@@ -315,6 +320,8 @@ class StackGraph:
         member: str | Unknown | None,
         condition: str | None,
         targets: frozenset[str],
+        *,
+        additive: bool = False,
     ) -> StackGrant | None:
         if member is None:
             return None
@@ -328,7 +335,7 @@ class StackGraph:
         where = self._where(resource, targets)
         grant = IamGrant(role=role, member=member, resource=where, condition=condition)
         kind = _IAM_TARGETS[resource.type][1]
-        added = StackGrant(grant, targets, unknown, kind, resource.parent)
+        added = StackGrant(grant, targets, unknown, kind, resource.parent, resource.urn, additive)
         self.grants.append(added)
         return added
 

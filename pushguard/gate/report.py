@@ -183,7 +183,8 @@ def error_json(message: str, result: StackResult | None) -> dict[str, Any]:
 
 def to_json(result: StackResult) -> dict[str, Any]:
     """The JSON report: ``resources`` (``urn``, ``type``, ``name``, ``parent``, ``inputs``,
-    ``operation``; the stack first, then by URN), ``violations`` (``policy``, ``level``,
+    ``operation``, ``dependencies``, ``provider``, ``options``; the stack first, then by URN;
+    see :func:`_resources_json`), ``violations`` (``policy``, ``level``,
     ``urn``, ``message``, ``remediation``, ``location``; by level, policy and URN), ``outputs``
     (the stack outputs), ``programOutput`` (``stdout``, ``stderr``, ``truncated``), ``notes``,
     ``logs`` and ``summary``. Deterministic: the same preview gives the same bytes (timings are
@@ -218,23 +219,60 @@ def to_json(result: StackResult) -> dict[str, Any]:
 
 
 def _resources_json(result: StackResult) -> list[dict[str, Any]]:
-    """The stack resource, then every resource (by URN), as the JSON report lists them."""
-    root = (stack_urn(result.project, result.stack), STACK_TYPE, f"{result.project}-{result.stack}")
-    rows = [
-        (*root, "", {}),
-        *((r.urn, r.type, r.name, r.parent, r.inputs) for r in result.resources),
-    ]
+    """The stack resource, then every resource (by URN), as the JSON report lists them.
+
+    Besides its inputs, each resource gives what a reviewer checks of its registration:
+    ``dependencies`` (URNs, sorted: the SDK sends them in no fixed order; what is created before
+    it), ``provider``
+    (the provider reference ``PROVIDER_URN::PROVIDER_ID``; for a resource of a preview that names
+    no provider, the URN of the default provider the engine makes for its package and version,
+    ``pulumi:providers:PACKAGE::default_VERSION`` with ``_`` for ``.``, whose ID is not known
+    before it exists, https://github.com/pulumi/pulumi/blob/master/developer-docs/architecture/providers.md#default-providers;
+    ``""`` for a component or the stack) and ``options`` (``protect``, ``deleteBeforeReplace``,
+    ``replaceOnChanges``, ``ignoreChanges``, as the Pulumi engine receives them in
+    ``RegisterResourceRequest``:
+    https://github.com/pulumi/pulumi/blob/master/proto/pulumi/resource.proto).
+    """
+    root = ResourceRecord(
+        urn=stack_urn(result.project, result.stack),
+        type=STACK_TYPE,
+        name=f"{result.project}-{result.stack}",
+        parent="",
+        custom=False,
+        provider="",
+        inputs={},
+        dependencies=(),
+        property_dependencies={},
+    )
     return [
         {
-            "urn": urn,
-            "type": type_,
-            "name": name,
-            "parent": parent,
-            "inputs": dict(inputs),
+            "urn": r.urn,
+            "type": r.type,
+            "name": r.name,
+            "parent": r.parent,
+            "inputs": dict(r.inputs),
             "operation": operation(result),
+            "dependencies": sorted(r.dependencies),
+            "provider": _provider(result, r),
+            "options": {
+                "protect": r.protect,
+                "deleteBeforeReplace": r.delete_before_replace,
+                "replaceOnChanges": list(r.replace_on_changes),
+                "ignoreChanges": list(r.ignore_changes),
+            },
         }
-        for urn, type_, name, parent, inputs in rows
+        for r in (root, *result.resources)
     ]
+
+
+def _provider(result: StackResult, record: ResourceRecord) -> str:
+    """The record's provider reference, or its default provider's URN (see
+    :func:`_resources_json`)."""
+    if record.provider or not record.custom:
+        return record.provider
+    package = record.type.split(":", 1)[0]
+    name = f"default_{record.version.replace('.', '_')}" if record.version else "default"
+    return f"urn:pulumi:{result.stack}::{result.project}::pulumi:providers:{package}::{name}"
 
 
 def _violation_json(result: StackResult, v: Violation) -> dict[str, Any]:

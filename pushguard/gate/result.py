@@ -52,6 +52,11 @@ class ResourceRecord:
     property_dependencies: Mapping[str, tuple[str, ...]]
     replace_on_changes: tuple[str, ...] = ()
     delete_before_replace: bool = False
+    protect: bool = False
+    ignore_changes: tuple[str, ...] = ()
+    version: str = ""
+    """The provider package version the SDK asked for (``RegisterResourceRequest.version``; it
+    names the default provider of a resource without ``provider``), ``""`` when not sent."""
     outputs: Mapping[str, Any] = field(default_factory=dict)
     source: Source | None = None
 

@@ -146,6 +146,9 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     },
                     replace_on_changes=tuple(request.replaceOnChanges),
                     delete_before_replace=request.deleteBeforeReplace,
+                    protect=bool(request.protect),
+                    ignore_changes=tuple(request.ignoreChanges),
+                    version=request.version,
                 )
             )
             if self.on_record is not None:

@@ -128,6 +128,9 @@ def _record(body: Mapping[str, Any]) -> ResourceRecord:
         property_dependencies={k: tuple(v) for k, v in body["property_dependencies"].items()},
         replace_on_changes=tuple(body["replace_on_changes"]),
         delete_before_replace=body["delete_before_replace"],
+        protect=bool(body.get("protect", False)),
+        ignore_changes=tuple(body.get("ignore_changes", ())),
+        version=str(body.get("version", "")),
         outputs=body["outputs"],
         source=(str(body["source"][0]), int(body["source"][1])) if body["source"] else None,
     )

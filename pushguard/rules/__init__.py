@@ -28,10 +28,17 @@ from pushguard.rules import (
     push_no_query_token,
     push_sa_broad_grants,
     push_sa_same_project,
+    push_shared_iam_binding,
     push_vpcsc_default_url,
 )
 from pushguard.rules.base import EnforcementLevel, Finding, Result, Rule, Status, evaluate_rules
-from pushguard.rules.facts import IamBinding, IamGrant, InvokerTarget, SubscriptionFacts
+from pushguard.rules.facts import (
+    HeldGrant,
+    IamBinding,
+    IamGrant,
+    InvokerTarget,
+    SubscriptionFacts,
+)
 
 RULES: tuple[Rule, ...] = (
     push_endpoint_https.RULE,
@@ -45,6 +52,7 @@ RULES: tuple[Rule, ...] = (
     push_no_query_token.RULE,
     push_audience_explicit.RULE,
     push_sa_broad_grants.RULE,
+    push_shared_iam_binding.RULE,
 )
 """All rules, mandatory ones first, in a stable order (kept explicit; a test checks it against
 the rule modules on disk)."""
@@ -76,6 +84,7 @@ __all__ = [
     "RULES_BY_ID",
     "EnforcementLevel",
     "Finding",
+    "HeldGrant",
     "IamBinding",
     "IamGrant",
     "InvokerTarget",

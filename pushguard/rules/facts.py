@@ -65,6 +65,16 @@ class IamBinding(_Frozen):
     condition: str | None = None
 
 
+class HeldGrant(_Frozen):
+    """One additive grant (a Pulumi ``*IAMMember``) and the resources of the stack that hold it,
+    by name. An ``*IAMMember`` manages one (resource, role, member) binding: when any of its
+    holders is deleted, the binding is removed, for every holder
+    (https://www.pulumi.com/registry/packages/gcp/api-docs/projects/iammember/)."""
+
+    grant: IamGrant
+    holders: tuple[str, ...]
+
+
 class TargetKind(StrEnum):
     """What serves the push endpoint, which decides the invoker binding
     (:data:`pushguard.rules.iam.INVOKER`). The component's ``target.kind`` input, the pack's and
@@ -143,6 +153,9 @@ class SubscriptionFacts(_Frozen):
     """The service behind the endpoint; ``None``: not known."""
     dead_letter_topic_grants: tuple[IamGrant, ...] | None = None
     subscription_grants: tuple[IamGrant, ...] | None = None
+    held_grants: tuple[HeldGrant, ...] | None = None
+    """The additive grants the subscription relies on (push-auth account, invoker, dead letter)
+    with the stack resources that hold each; ``None`` where there is no stack (the audit)."""
     unknown: frozenset[str] = Field(default_factory=frozenset)
     """Names of fields whose value is not known yet (see the module docstring)."""
 

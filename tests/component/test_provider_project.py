@@ -63,7 +63,9 @@ def test_children_inherit_the_provider_and_its_project(how: str) -> None:
         assert child.provider.startswith(provider.urn + "::"), (child.name, child.provider)
         if "project" in child.inputs:
             assert child.inputs["project"] == OTHER, child.name
-    assert graph.one(SA).outputs["email"] == f"orders-push@{OTHER}.iam.gserviceaccount.com"
+    account = graph.one(SA)
+    expected = f"{account.inputs['accountId']}@{OTHER}.iam.gserviceaccount.com"
+    assert account.outputs["email"] == expected
     agent = f"service-{NUMBERS[OTHER]}@gcp-sa-pubsub.iam.gserviceaccount.com"
     assert graph.one(SA_MEMBER).inputs["member"] == f"serviceAccount:{agent}"
     assert mocks.placeholder_projects == set()

@@ -8,11 +8,16 @@ import pulumi
 import pytest
 
 from pushguard.components import TYPE_TOKEN, PushSubscription, PushSubscriptionInputError
+from pushguard.components.ids import account_id, pubsub_id
 from pushguard.preview.engine import run_program_capturing
 from pushguard.preview.mocks import GcpMocks
 from tests.helpers import NUMBER, PROJECT, UNKNOWN, cause, run, run_failing, short, unknown_output
 
 RUN_URL = "https://orders-3kq2x7ab9c-ew.a.run.app/push"
+SERVICE_URL = "https://orders-3kq2x7ab9c-ew.a.run.app"
+ORDERS_URN = "urn:pulumi:dev::pushguard::pushguard:index:PushSubscription::orders"
+ACCOUNT_ID = account_id(PROJECT, ORDERS_URN)
+EMAIL = f"{ACCOUNT_ID}@{PROJECT}.iam.gserviceaccount.com"
 AGENT = f"serviceAccount:service-{NUMBER}@gcp-sa-pubsub.iam.gserviceaccount.com"
 SUB = "gcp:pubsub/subscription:Subscription"
 SA = "gcp:serviceaccount/account:Account"
@@ -42,9 +47,9 @@ def test_cloud_run_graph_is_wired_and_parented() -> None:
     assert all(r.parent == component.urn for r in children)
 
     account = graph.one(SA)
-    assert account.inputs["accountId"] == "orders-push"
+    assert account.inputs["accountId"] == ACCOUNT_ID
     assert account.inputs["project"] == PROJECT
-    email = f"orders-push@{PROJECT}.iam.gserviceaccount.com"
+    email = EMAIL
 
     [token] = graph.by_type(SA_MEMBER)
     assert token.inputs == {
@@ -60,8 +65,9 @@ def test_cloud_run_graph_is_wired_and_parented() -> None:
     sub = graph.one(SUB)
     assert sub.inputs["pushConfig"] == {
         "pushEndpoint": RUN_URL,
-        "oidcToken": {"serviceAccountEmail": email, "audience": RUN_URL},
+        "oidcToken": {"serviceAccountEmail": email, "audience": SERVICE_URL},
     }
+    assert sub.inputs["name"] == pubsub_id(PROJECT, ORDERS_URN)
     assert {short(d) for d in sub.dependencies} >= {"orders-token-creator", "orders-invoker"}
     assert sub.replace_on_changes == ()
 
@@ -148,10 +154,14 @@ def test_new_dead_letter_topic_with_forwarding_grants() -> None:
     topic = graph.one("gcp:pubsub/topic:Topic")
     publisher = graph.one("gcp:pubsub/topicIAMMember:TopicIAMMember")
     subscriber = graph.one("gcp:pubsub/subscriptionIAMMember:SubscriptionIAMMember")
-    sub = graph.one(SUB)
+    sub, kept = sorted(graph.by_type(SUB), key=lambda r: r.name)
     policy = sub.inputs["deadLetterPolicy"]
     assert policy["maxDeliveryAttempts"] == 7
-    assert policy["deadLetterTopic"].startswith(f"projects/{PROJECT}/topics/orders-dead-letter-")
+    topic_id = pubsub_id(PROJECT, ORDERS_URN, "dead-letter")
+    assert topic.inputs["name"] == topic_id and topic_id.startswith("orders-dead-letter-")
+    assert policy["deadLetterTopic"] == f"projects/{PROJECT}/topics/{topic_id}"
+    assert kept.inputs["topic"] == policy["deadLetterTopic"] and "pushConfig" not in kept.inputs
+    assert kept.urn in sub.dependencies, "the dead letters are kept before any is sent"
     assert publisher.inputs["topic"] == policy["deadLetterTopic"]
     assert (publisher.inputs["role"], publisher.inputs["member"]) == (
         "roles/pubsub.publisher",
@@ -202,6 +212,7 @@ def test_delivery_and_subscription_settings_pass_through() -> None:
             labels={"team": "orders"},
             subscription_name="orders-push",
             audience="orders-api",
+            target={**args()["target"], "custom_audiences": ["orders-api"]},
         )
     )
     sub = graph.one(SUB).inputs
@@ -221,7 +232,12 @@ def test_outputs_resolve_to_what_receivers_check() -> None:
 
     def prog() -> None:
         sub = PushSubscription(
-            "orders", args(subscription_name="orders-push", audience="orders-api")
+            "orders",
+            args(
+                subscription_name="orders-push",
+                audience="orders-api",
+                target={**args()["target"], "custom_audiences": ["orders-api"]},
+            ),
         )
         pulumi.Output.all(
             sub.subscription_path,
@@ -234,21 +250,19 @@ def test_outputs_resolve_to_what_receivers_check() -> None:
     run(prog, preview=False)
     assert seen["values"] == [
         f"projects/{PROJECT}/subscriptions/orders-push",
-        f"orders-push@{PROJECT}.iam.gserviceaccount.com",
+        EMAIL,
         "orders-api",
         f"service-{NUMBER}@gcp-sa-pubsub.iam.gserviceaccount.com",
         "orders-push",
     ]
 
 
-def test_perimeter_default_url_replaces_on_push_config_change() -> None:
-    graph = run(program(in_service_perimeter=True, subscription_name="orders-push"))
-    sub = graph.one(SUB)
-    assert sub.replace_on_changes == ("pushConfig",)
-    assert sub.delete_before_replace is True
-    autonamed = run(program(in_service_perimeter=True)).one(SUB)
-    assert autonamed.replace_on_changes == ("pushConfig",)
-    assert autonamed.delete_before_replace is False, "a new auto-name is created before delete"
+def test_perimeter_replaces_on_push_config_change_only_when_the_loss_is_accepted() -> None:
+    kept = run(program(in_service_perimeter=True)).one(SUB)
+    assert kept.replace_on_changes == (), "Google refuses the update: nothing is lost"
+    accepted = run(program(in_service_perimeter=True, accept_backlog_loss=True)).one(SUB)
+    assert accepted.replace_on_changes == ("pushConfig",)
+    assert accepted.delete_before_replace is True, "the ID is fixed: delete first"
 
 
 FUNCTION_V1 = {"kind": "cloud-function-v1", "name": "orders", "location": "europe-west1"}
@@ -282,7 +296,7 @@ def test_perimeter_refuses_a_1st_gen_function_target_before_its_url_is_known(end
 def test_perimeter_accepts_a_2nd_gen_function_by_its_run_app_url() -> None:
     target = {"kind": "cloud-function-v2", "name": "orders", "location": "europe-west1"}
     graph = run(program(in_service_perimeter=True, target=target))
-    assert graph.one(SUB).replace_on_changes == ("pushConfig",)
+    assert graph.one(SUB).inputs["pushConfig"]["oidcToken"]["audience"] == SERVICE_URL
     pending = run(
         lambda: PushSubscription(
             "orders", args(in_service_perimeter=True, target=target, push_endpoint=unknown_output())
@@ -440,9 +454,7 @@ def test_unknown_outputs_at_preview_keep_the_subscription_shape() -> None:
     assert push["pushEndpoint"] == UNKNOWN
     assert push["oidcToken"]["serviceAccountEmail"] == UNKNOWN, "known after apply, as in GCP"
     created = run(lambda: PushSubscription("orders", args()), preview=False).one(SUB)
-    assert created.inputs["pushConfig"]["oidcToken"]["serviceAccountEmail"] == (
-        f"orders-push@{PROJECT}.iam.gserviceaccount.com"
-    )
+    assert created.inputs["pushConfig"]["oidcToken"]["serviceAccountEmail"] == EMAIL
 
 
 def test_secret_output_does_not_make_other_inputs_secret() -> None:
@@ -452,6 +464,7 @@ def test_secret_output_does_not_make_other_inputs_secret() -> None:
             args(
                 audience=pulumi.Output.secret("orders-api"),
                 ack_deadline_seconds=pulumi.Output.from_input(30),
+                target={**args()["target"], "custom_audiences": ["orders-api"]},
             ),
         )
     )
@@ -509,3 +522,68 @@ def test_nested_objects_themselves_must_be_plain(field) -> None:
     assert isinstance(error, PushSubscriptionInputError)
     assert "must be a plain value" in dict(error.problems)[field]
     assert graph.records == []
+
+
+def test_target_url_output_is_the_audience_and_custom_audiences_may_be_outputs() -> None:
+    custom_domain = "https://orders.example.com/push"
+    graph = run(
+        lambda: PushSubscription(
+            "orders",
+            args(
+                push_endpoint=custom_domain,
+                target={
+                    "kind": "cloud-run",
+                    "name": "orders",
+                    "location": "europe-west1",
+                    "url": pulumi.Output.from_input(SERVICE_URL),
+                },
+            ),
+        )
+    )
+    assert graph.one(SUB).inputs["pushConfig"]["oidcToken"]["audience"] == SERVICE_URL
+    listed = run(
+        lambda: PushSubscription(
+            "orders",
+            args(
+                audience="orders-api",
+                target={
+                    **args()["target"],
+                    "custom_audiences": pulumi.Output.from_input(["orders-api"]),
+                },
+            ),
+        )
+    )
+    assert listed.one(SUB).inputs["pushConfig"]["oidcToken"]["audience"] == "orders-api"
+    _, refused = run_failing(
+        lambda: PushSubscription(
+            "orders",
+            args(
+                audience="orders-api",
+                target={
+                    **args()["target"],
+                    "custom_audiences": pulumi.Output.from_input(["other"]),
+                },
+            ),
+        )
+    )
+    error = cause(refused, PushSubscriptionInputError)
+    assert isinstance(error, PushSubscriptionInputError), refused
+    assert "custom_audiences" in dict(error.problems)["audience"], "checked when it resolves"
+
+
+def test_dead_letter_kept_subscription_can_be_left_out_and_paused_in_perimeter_when_accepted() -> (
+    None
+):
+    graph = run(program(dead_letter={"subscription": False}))
+    assert len(graph.by_type(SUB)) == 1, "no pull subscription on the dead-letter topic"
+    accepted = run(program(in_service_perimeter=True, paused=True, accept_backlog_loss=True))
+    sub = accepted.one(SUB)
+    assert "pushConfig" not in sub.inputs and sub.replace_on_changes == ("pushConfig",)
+
+
+def test_checks_across_inputs_are_reported_with_a_bad_field() -> None:
+    _, error = run_failing(program(ack_deadline_seconds="60", dead_letter={"topic": "orders"}))
+    assert isinstance(error, PushSubscriptionInputError)
+    problems = dict(error.problems)
+    assert problems["ack_deadline_seconds"].startswith("must be an integer, not str '60'")
+    assert "the subscription's own topic" in problems["dead_letter.topic"]

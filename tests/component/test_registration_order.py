@@ -37,7 +37,8 @@ def test_every_child_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
     assert names[4].startswith("orders-act-as-user-alice-example-com-")
     assert names[5:] == [
         "orders-invoker",
-        "orders-dead-letter",
+        "orders-dead-letter",  # the topic
+        "orders-dead-letter",  # the pull subscription that keeps the dead letters
         "orders-dead-letter-publisher",
         "orders",
         "orders-dead-letter-subscriber",
@@ -51,11 +52,11 @@ def test_existing_account_and_topic_are_only_referenced(monkeypatch: pytest.Monk
         token_creator_grant="project",
         dead_letter={"topic": "orders-dlq"},
     )
-    assert names == [
+    shared = [n for n in names if n.startswith("pushguard-grant-")]
+    assert len(shared) == 3, "grants on the project and on existing resources are shared"
+    assert [n for n in names if n not in shared] == [
         "orders",
-        "orders-token-creator",
-        "orders-invoker",
-        "orders-dead-letter-publisher",
         "orders",
         "orders-dead-letter-subscriber",
     ]
+    assert names.index(shared[-1]) < names.index("orders", 1), "grants before the subscription"

@@ -31,6 +31,8 @@ def test_schema_has_every_input_and_output_in_camel_case() -> None:
         "pushAuthServiceAccountEmail",
         "audience",
         "serviceAgentEmail",
+        "deadLetterTopic",
+        "deadLetterSubscription",
     }
     required = {k for k, v in component.inputs.items() if not v.optional}
     assert required == {"topic", "pushEndpoint", "target"}
@@ -48,6 +50,8 @@ def test_inputs_that_shape_the_graph_are_plain_and_others_accept_outputs() -> No
         "deadLetter",
         "inServicePerimeter",
         "retryPolicy",
+        "acceptBacklogLoss",
+        "grantInvoker",
     }
     assert inputs["pushEndpoint"].description.startswith("The HTTPS URL Pub/Sub pushes to")
 

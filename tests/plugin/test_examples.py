@@ -82,7 +82,8 @@ def test_the_yaml_programs_resource_constructs(provider: Provider, monitor: Moni
         monitor[0], monitor[1], "orders", resource["properties"], config=CONFIG
     )
     response = provider.Construct(request, timeout=30)
-    assert response.state["audience"] == resource["properties"]["pushEndpoint"]
+    endpoint = resource["properties"]["pushEndpoint"]
+    assert response.state["audience"] == endpoint.removesuffix("/push"), "the service URL"
     assert "gcp:pubsub/subscription:Subscription" in {r.type for r in monitor[0].registrations}
 
 

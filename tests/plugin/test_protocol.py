@@ -14,6 +14,7 @@ from google.protobuf import empty_pb2
 from pulumi.runtime.proto import errors_pb2, provider_pb2_grpc, status_pb2
 
 from pushguard.components import PushSubscription
+from pushguard.components.ids import account_id
 from pushguard.preview.mocks import GET_PROJECT, GcpMocks
 from pushguard.rules.accounts import pubsub_service_agent_email
 from tests.helpers import NUMBER, PROJECT, run
@@ -29,6 +30,7 @@ from tests.plugin.harness import (
 TOKEN = "pushguard:index:PushSubscription"
 SUB = "gcp:pubsub/subscription:Subscription"
 RUN_URL = "https://orders-3kq2x7ab9c-ew.a.run.app/push"
+SERVICE_URL = "https://orders-3kq2x7ab9c-ew.a.run.app"
 CONFIG = {"gcp:project": PROJECT}
 OTHER = "urn:pulumi:dev::pushguard::gcp:cloudrunv2/service:Service::orders"
 """A resource in the consumer's program whose output feeds an input (``inputDependencies``)."""
@@ -51,9 +53,12 @@ EVERYTHING: dict[str, Any] = {
     "retryPolicy": {"minimumBackoff": "10s", "maximumBackoff": "300s"},
     "deadLetter": {"maxDeliveryAttempts": 7},
     "deployers": ["group:platform@example.com"],
-    "tokenCreatorGrant": "project",
     "attributes": {"x-goog-version": "v1"},
 }
+"""Every input that changes the graph the same way hosted and in Python. Not
+``tokenCreatorGrant: "project"``: a Python program shares that grant between its components
+(one top-level ``pushguard-grant-HASH``), a hosted component holds its own (a construct has no
+program to share with)."""
 
 
 def snake(name: str) -> str:
@@ -101,13 +106,14 @@ def test_schema_inputs_are_camel_case_with_the_three_required(schema: dict[str, 
         "noWrapper", "writeMetadata", "ackDeadlineSeconds", "messageRetentionDuration",
         "retainAckedMessages", "expirationTtl", "filter", "enableMessageOrdering", "retryPolicy",
         "labels", "paused", "tokenCreatorGrant", "deployers", "deadLetter", "inServicePerimeter",
+        "acceptBacklogLoss", "grantInvoker",
     }  # fmt: skip
     assert set(resource["requiredInputs"]) == {"topic", "pushEndpoint", "target"}
     assert resource["inputProperties"]["ackDeadlineSeconds"]["type"] == "integer"
     assert resource["inputProperties"]["labels"]["additionalProperties"]["type"] == "string"
     assert set(resource["properties"]) == {
         "subscriptionName", "subscriptionId", "subscriptionPath", "pushAuthServiceAccountEmail",
-        "audience", "serviceAgentEmail",
+        "audience", "serviceAgentEmail", "deadLetterTopic", "deadLetterSubscription",
     }  # fmt: skip
 
 
@@ -117,11 +123,15 @@ def test_schema_nested_inputs_and_enums(schema: dict[str, Any]) -> None:
     assert inputs["target"]["$ref"] == "#/types/pushguard:index:PushTargetArgs"
     assert inputs["target"]["plain"] is True
     target = types["pushguard:index:PushTargetArgs"]
-    assert set(target["properties"]) == {"kind", "name", "location", "project"}
+    assert set(target["properties"]) == {
+        "kind", "name", "location", "project", "url", "customAudiences",
+    }  # fmt: skip
     assert target["required"] == ["kind"]
     assert set(types["pushguard:index:DeadLetterArgs"]["properties"]) == {
         "topic",
         "maxDeliveryAttempts",
+        "subscription",
+        "messageRetentionDuration",
     }
     kinds = types["pushguard:index:TargetKind"]
     assert kinds["type"] == "string"
@@ -174,9 +184,11 @@ def test_construct_registers_what_the_python_component_registers(
     assert number_lookups == ([] if "projectNumber" in inputs else [{"projectId": PROJECT}])
 
     state = dict(response.state)
-    assert state["pushAuthServiceAccountEmail"] == f"orders-push@{PROJECT}.iam.gserviceaccount.com"
+    account = account_id(PROJECT, response.urn)
+    assert state["pushAuthServiceAccountEmail"] == f"{account}@{PROJECT}.iam.gserviceaccount.com"
     assert state["serviceAgentEmail"] == pubsub_service_agent_email(NUMBER)
-    assert state["audience"] == inputs["pushEndpoint"]
+    external = inputs["target"]["kind"] == "external"
+    assert state["audience"] == (inputs["pushEndpoint"] if external else SERVICE_URL)
     assert (
         state["subscriptionPath"] == f"projects/{PROJECT}/subscriptions/{state['subscriptionName']}"
     )
@@ -224,7 +236,7 @@ def test_numbers_arrive_as_doubles_whole_ones_are_integers(
     """Pulumi's wire has one number type: 60 from TypeScript arrives as 60.0 and is accepted (see
     the graph comparison); 30.5 is still no integer."""
     error = failed_construct(provider, monitor, "orders", {**INPUTS, "ackDeadlineSeconds": 30.5})
-    assert "ack_deadline_seconds: Input should be a valid integer (got 30.5)" in error.details()
+    assert "ack_deadline_seconds: must be an integer, not float 30.5" in error.details()
     assert monitor[0].registrations == []
 
 

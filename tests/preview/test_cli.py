@@ -65,7 +65,7 @@ def test_json_report_lists_every_resource_with_inputs(preview) -> None:
     assert sub["parent"] == component["urn"]
     assert sub["inputs"]["pushConfig"]["oidcToken"]["serviceAccountEmail"] == "[unknown]"
     assert sub["inputs"]["name"].startswith("orders-created-"), "auto-named by the provider"
-    assert report["summary"] == {"create": 21, "mandatory": 0, "advisory": 0, "exitCode": 0}
+    assert report["summary"] == {"create": 22, "mandatory": 0, "advisory": 0, "exitCode": 0}
     assert report["policyPack"]["name"] == "pushguard"
 
 
@@ -80,7 +80,7 @@ def test_sarif_is_valid_and_what_code_scanning_needs(preview, tmp_path: Path) ->
     jsonschema.Draft4Validator(SARIF_SCHEMA).validate(sarif)
     [result_run] = sarif["runs"]
     rules = result_run["tool"]["driver"]["rules"]
-    assert len(rules) == 11 and all(r["help"]["text"] and r["helpUri"] for r in rules)
+    assert len(rules) == 12 and all(r["help"]["text"] and r["helpUri"] for r in rules)
     assert result_run["automationDetails"]["id"] == "pushguard-preview/pushguard-example/legacy/"
     levels = {(r["ruleId"], r["level"]) for r in result_run["results"]}
     assert {rule for rule, level in levels if level == "error"} == MANDATORY

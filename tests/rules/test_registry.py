@@ -38,6 +38,7 @@ PUBLIC_ORDER = (
     "push-no-query-token",
     "push-audience-explicit",
     "push-sa-broad-grants",
+    "push-shared-iam-binding",
 )
 """The order of ``RULES``: mandatory rules first, then advisory ones, each in the order they were
 added. A new rule goes at the end of its level's group."""

@@ -41,6 +41,7 @@ def test_rule_ids_and_levels_are_the_public_contract() -> None:
         "push-no-query-token": "advisory",
         "push-audience-explicit": "advisory",
         "push-sa-broad-grants": "advisory",
+        "push-shared-iam-binding": "advisory",
     }
 
 

@@ -34,7 +34,7 @@ def test_dev_stack_declares_one_component_per_configured_subscription() -> None:
     assert subs["orders-created"]["deadLetterPolicy"]["maxDeliveryAttempts"] == 10
     assert subs["partner-webhook"]["pushConfig"]["noWrapper"] == {"writeMetadata": True}
     assert subs["invoices"]["pushConfig"]["oidcToken"]["audience"] == (
-        "https://invoices-210987654321.europe-west1.run.app/"
+        "https://invoices-210987654321.europe-west1.run.app"
     )
     members = graph.by_type("gcp:serviceaccount/iAMMember:IAMMember")
     assert sum(r.inputs["member"] == "group:orders-platform@example.com" for r in members) == 3
