@@ -71,21 +71,29 @@ class _StackAnalysis:
     resolved through the stack's graph."""
 
     subscriptions: list[tuple[WireResource, Resolution]]
+    unreadable: list[tuple[WireResource, WireShapeError]]
+    """Subscriptions whose stack-side properties (the outputs, in ``pushguard analyze`` and
+    ``AnalyzeStack``) have a shape the provider would never return: each is a diagnostic of
+    every policy, never a pass (issue 27)."""
 
     @classmethod
     def of(cls, policy_resources: list[Any], settings: PackSettings) -> _StackAnalysis:
         resources = [WireResource.from_policy_resource(r) for r in policy_resources]
         graph = StackGraph.build(resources, settings)
         subscriptions = []
+        unreadable = []
         for sub in resources:
             if sub.type != SUBSCRIPTION_TYPE:
                 continue
             try:
                 full = subscription_facts(sub, settings, graph)
-            except WireShapeError:
-                continue  # the resource half reports it
+            except WireShapeError as error:
+                # Worded as the resource half words it, so the server drops the repeat when
+                # the inputs have the same problem.
+                unreadable.append((sub, error))
+                continue
             subscriptions.append((sub, full))
-        return cls(subscriptions)
+        return cls(subscriptions, unreadable)
 
 
 _NUMBERS = "set projectNumbers (the subscription's project ID to its number) under {policy}"
@@ -205,10 +213,13 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
         except PackConfigError:
             return  # the resource half reports it on every subscription
         unverified: list[tuple[WireResource, str]] = []
+        analysis = _stack_analysis(list(args.resources), settings)
+        for sub, error in analysis.unreadable:
+            report(f"Cannot read subscription {sub.name!r}: {error}.", sub.urn)
         # A violation the resource half already reported (same policy, URN and message) is
         # dropped by the server; one it could not see (the project or endpoint only in the
         # outputs, a provider that supplied the project) is reported here.
-        for sub, full in _stack_analysis(list(args.resources), settings).subscriptions:
+        for sub, full in analysis.subscriptions:
             for result in self.rule.check(full.facts):
                 if result.status is Status.VIOLATION:
                     report(f"{sub.name}: {result.message}", sub.urn)
