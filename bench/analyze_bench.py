@@ -36,10 +36,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pushguard.preview.runner import PreviewOptions, run_preview  # noqa: E402
 from pushguard.analyze.deployment import read_state  # noqa: E402
 from pushguard.analyze.runner import _analyzer_resource  # noqa: E402
 from pushguard.gate.analyzer import PolicyPackProcess  # noqa: E402
+from pushguard.preview.runner import PreviewOptions, run_preview  # noqa: E402
 from tests.analyze.exports import SECRET, SIG, dumps, export_from_preview  # noqa: E402
 from tests.analyze.test_large_and_mixed import big_state  # noqa: E402
 

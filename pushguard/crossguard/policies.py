@@ -214,8 +214,8 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
             return  # the resource half reports it on every subscription
         unverified: list[tuple[WireResource, str]] = []
         analysis = _stack_analysis(list(args.resources), settings)
-        for sub, error in analysis.unreadable:
-            report(f"Cannot read subscription {sub.name!r}: {error}.", sub.urn)
+        for sub, problem in analysis.unreadable:
+            report(f"Cannot read subscription {sub.name!r}: {problem}.", sub.urn)
         # A violation the resource half already reported (same policy, URN and message) is
         # dropped by the server; one it could not see (the project or endpoint only in the
         # outputs, a provider that supplied the project) is reported here.
