@@ -61,7 +61,7 @@ def _raw_analyze(pack: PolicyPackProcess, depth: int) -> proto.AnalyzeResponse:
         + _field(3, b"urn:pulumi:dev::team::gcp:pubsub/subscription:Subscription::deep")
         + _field(4, b"deep")
     )
-    call = pack._channel.unary_unary(  # noqa: SLF001 - raw bytes, as a hostile client sends
+    call = pack._channel.unary_unary(
         "/pulumirpc.Analyzer/Analyze",
         request_serializer=None,
         response_deserializer=proto.AnalyzeResponse.FromString,
