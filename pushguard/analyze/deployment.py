@@ -131,6 +131,9 @@ class StackState:
     pulumi_version: str
     resources: list[StateResource]
     encrypted_secrets: int = 0
+    organization: str = ""
+    """From a backend checkpoint's ``stack`` (``organization/project/stack``); ``""`` for an
+    export, which does not name it."""
     pending_operations: int = 0
 
 
@@ -455,6 +458,7 @@ def read_state(path: Path) -> StackState:
         resources=converted,
         encrypted_secrets=encrypted,
         pending_operations=len(deployment.pending_operations or []),
+        organization=_organization(document),
     )
 
 
@@ -543,6 +547,16 @@ def _public(properties: dict[str, Any] | None) -> dict[str, Any]:
     starting with ``__``), which the engine does not send to analyzers
     (``resource.IsInternalPropertyKey``)."""
     return {k: v for k, v in (properties or {}).items() if not k.startswith("__")}
+
+
+def _organization(document: dict[str, Any]) -> str:
+    """The organisation of a checkpoint's fully qualified ``stack`` name
+    (``organization/project/stack``), else ``""``."""
+    checkpoint = document.get("checkpoint")
+    qualified = checkpoint.get("stack") if isinstance(checkpoint, dict) else None
+    if isinstance(qualified, str) and qualified.count("/") == 2:
+        return qualified.split("/", 1)[0]
+    return ""
 
 
 def _names(path: Path, document: dict[str, Any], resources: list[StateResource]) -> tuple[str, str]:

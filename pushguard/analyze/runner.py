@@ -282,6 +282,7 @@ def _result(state: StackState) -> StackResult:
         violations=[],
         notes=_state_notes(state),
         outputs=dict(sorted(outputs.items())),
+        organization=state.organization,
     )
 
 

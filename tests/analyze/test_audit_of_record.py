@@ -381,9 +381,23 @@ def test_a_project_given_by_number_is_resolved_through_project_numbers(tmp_path:
 def test_a_newline_in_a_name_never_starts_a_line_of_a_message(tmp_path: Path) -> None:
     document = state({**GOOD_PUSH, "pushEndpoint": "http://orders.example/push"})
     text = dumps(document).replace(f"{SUB_TYPE}::orders", f"{SUB_TYPE}::orders\\nFAKE: passed")
-    code, out, _ = analyze(write(tmp_path, "n.json", text))
+    path = write(tmp_path, "n.json", text)
+    code, out, _ = analyze(path)
     assert code == 1
     assert not any(line.startswith("FAKE") for line in out.splitlines()), out
+    for fmt in ("json", "sarif"):
+        texts = _message_texts(json.loads(analyze(path, "-f", fmt)[1]))
+        assert texts, fmt
+        for message in texts:
+            assert not any(line.startswith("FAKE") for line in message.split("\n")), (fmt, message)
+
+
+def _message_texts(report: Any) -> list[str]:
+    """Every violation message and not-checked reason of a JSON report or SARIF log."""
+    if "runs" in report:
+        return [r["message"]["text"] for run in report["runs"] for r in run.get("results", [])]
+    stack = report["stacks"][0]
+    return [v["message"] for v in stack["violations"]] + [n["reason"] for n in stack["notChecked"]]
 
 
 def test_a_killed_analyze_leaves_no_pack_running(tmp_path: Path) -> None:
