@@ -20,6 +20,12 @@ times the same command on it.
 their plaintext (a ``--show-secrets`` export), so every report and policy message is scrubbed of
 K secret values. ``--stack-call N`` times one ``AnalyzeStack`` call of the N-subscription stack
 (outputs as analyze sends them) against the pack served over gRPC, as the CLI calls it.
+
+    python bench/analyze_bench.py --scrubber 2000 20000
+
+``--scrubber K M`` times the secrets scrubber alone: K URL secrets, M messages each naming one.
+``--scrubber-from FILE`` takes ``scrubber`` from another copy of ``secrets.py`` (``git show
+b139280:pushguard/crossguard/secrets.py > old.py``: the quadratic one) to compare.
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+import importlib.util  # noqa: E402
 
 from pushguard.analyze.deployment import read_state  # noqa: E402
 from pushguard.analyze.runner import _analyzer_resource  # noqa: E402
@@ -91,6 +99,24 @@ def stack_call(subscriptions: int, secrets: int) -> dict[str, float]:
     return {"stacks": 1, "resources": len(request), "wall": wall, "rss": 0.0}
 
 
+def scrubber_time(secrets: int, messages: int, source: str = "") -> float:
+    """Seconds to build a scrubber of ``secrets`` URL secrets and scrub ``messages`` messages."""
+    from pushguard.crossguard.secrets import scrubber
+
+    if source:
+        spec = importlib.util.spec_from_file_location("other_secrets", source)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        scrubber = module.scrubber
+    values = [f"https://hooks{n}.acme.example/push?token=t{n:06d}" for n in range(secrets)]
+    texts = [f"sub-{n}: endpoint {values[n % secrets]} uses http://" for n in range(messages)]
+    clock = time.perf_counter()
+    scrub = scrubber(values)
+    assert all("[secret]" in scrub(text) for text in texts)
+    return time.perf_counter() - clock
+
+
 def run(stacks: int, subscriptions: int = 0, secrets: int = 0) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -127,7 +153,13 @@ def main() -> None:
     parser.add_argument("--subscriptions", type=int, nargs="+", default=[])
     parser.add_argument("--secrets", type=int, default=0)
     parser.add_argument("--stack-call", type=int, nargs="+", default=[])
+    parser.add_argument("--scrubber", type=int, nargs=2, metavar=("SECRETS", "MESSAGES"))
+    parser.add_argument("--scrubber-from", default="")
     args = parser.parse_args()
+    if args.scrubber:
+        seconds = scrubber_time(*args.scrubber, source=args.scrubber_from)
+        print(f"{args.scrubber[0]} secrets, {args.scrubber[1]} messages: {seconds:.2f} s")
+        return
     if args.stack_call:
         print("| resources | secrets | AnalyzeStack s |")
         print("|---|---|---|")
