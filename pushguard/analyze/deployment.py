@@ -228,7 +228,7 @@ class _SecretCounter:
         if depth > MAX_VALUE_DEPTH:
             raise StateFileError(
                 self.path,
-                f"{self.urn} {where}: a value nested deeper than {MAX_VALUE_DEPTH} levels "
+                f"{self.urn} {_short(where)}: a value nested deeper than {MAX_VALUE_DEPTH} levels "
                 "(pushguard's limit)",
             )
         if isinstance(value, dict):
@@ -280,6 +280,11 @@ class _SecretCounter:
 
 
 # --- reading -------------------------------------------------------------------------------
+
+
+def _short(where: str) -> str:
+    """A property path cut to its first and last parts when long (a path 257 levels deep)."""
+    return where if len(where) <= 120 else f"{where[:60]}...{where[-40:]}"
 
 
 def _load_json(path: Path) -> tuple[Any, str]:
