@@ -8,6 +8,7 @@ and ``AnalyzeStack`` once (https://github.com/pulumi/pulumi/blob/master/proto/pu
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -218,6 +219,17 @@ class Diagnostic:
         )
 
 
+def _above_stdio(fd: int) -> int:
+    """``fd``, moved to a descriptor above 2 if it is 0, 1 or 2 (free because this process's
+    stdin, stdout or stderr is closed): there it would be replaced by the child's standard
+    streams, or take this process's output."""
+    if fd > 2:
+        return fd
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    os.close(fd)
+    return moved
+
+
 class PolicyPackProcess:
     """A running policy pack; use as a context manager.
 
@@ -249,7 +261,7 @@ class PolicyPackProcess:
         # pack does not.
         # A pipe only this process writes to: pushguard's pack exits at its end-of-file, so it
         # never outlives this process however it ends (PARENT_PIPE_ENV in crossguard/server.py).
-        watched, self._lifeline = os.pipe()
+        watched, self._lifeline = (_above_stdio(fd) for fd in os.pipe())
         try:
             self._process = subprocess.Popen(
                 [self.python, "-m", "pulumi.policy", "127.0.0.1:0", str(self.pack_dir)],
