@@ -8,8 +8,11 @@ The shapes are Pulumi's ``apitype`` exchange types
 - a self-managed backend stores a ``VersionedCheckpoint``: ``{"version": N, "checkpoint":
   {"stack": ..., "latest": {...deployment...}}}``;
 - the deployment is ``DeploymentV3`` (``manifest``, ``secrets_providers``, ``resources``,
-  ``pending_operations``) or, in older states, ``DeploymentV2``/``DeploymentV1``. Versions above
-  3 are refused as the CLI refuses them (``DeploymentSchemaVersionCurrent``). Older resources are
+  ``pending_operations``) or, in older states, ``DeploymentV2``/``DeploymentV1``. Version 4
+  (``DeploymentSchemaVersionLatest``) is a ``DeploymentV3`` that uses features named in the
+  document's ``features`` list (``pkg/resource/stack/deployment.go``: Pulumi writes 4 only when
+  a resource uses one); it is read as 3, its output values (``outputDependencies``) by their
+  value. Versions above 4 are refused as the CLI refuses them. Older resources are
   migrated as ``apitype`` documents it: V1's ``defaults`` are dropped; a V1/V2 resource's
   ``propertyDependencies`` are every dependency for every input property.
 
@@ -27,6 +30,7 @@ import gzip
 import json
 import os
 import re
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,10 +43,30 @@ from pushguard.crossguard.urn import STACK_TYPE, parse_urn
 from pushguard.crossguard.wire import SECRET_SIG, SIG_KEY
 
 CURRENT_VERSION = 3
-"""The newest deployment schema version Pulumi writes and pushguard reads."""
+"""``DeploymentSchemaVersionCurrent``: the version Pulumi writes when no feature needs more."""
+LATEST_VERSION = 4
+"""``DeploymentSchemaVersionLatest``: the newest version Pulumi writes and pushguard reads."""
+
+MAX_VALUE_DEPTH = 256
+"""The deepest a property value may be nested (objects and lists, counted from the property):
+a value nested deeper makes its file unreadable (named in the report, exit 2). Pulumi itself
+never needs more than a few levels; the limit keeps reading and the pack's decoding bounded."""
+MAX_STATE_BYTES = 1 << 30
+"""The largest state file, after decompression: 1 GiB. A file larger, or a gzip that inflates
+past it, is unreadable (named in the report) and never held in memory whole."""
+
+RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
+"""``resource.ResourceReferenceSig``: a resource reference ``{SIG, "urn", "id",
+"packageVersion"}`` in a state."""
+OUTPUT_VALUE_SIG = "d0e6a833031e9bbcd3f4e8bde6ca49a4"
+"""``resource.OutputValueSig``: an output value ``{SIG, "value"?, "secret"?, "dependencies"?}``
+(version 4's ``outputDependencies``)."""
 
 SKIPPED_FOLDERS = frozenset({"history", "backups", "locks"})
-"""Folders of a self-managed backend's ``.pulumi`` that hold old copies or locks, not stacks."""
+"""Folders of a self-managed backend's ``.pulumi`` that hold old copies or locks, not stacks:
+skipped only right under a folder named ``.pulumi`` (the backend's root,
+https://www.pulumi.com/docs/iac/concepts/state-and-backends/#local-filesystem); elsewhere (an
+organisation or project named ``backups``) they are searched like any folder."""
 
 
 class StateFileError(ValueError):
@@ -107,6 +131,9 @@ class StackState:
     pulumi_version: str
     resources: list[StateResource]
     encrypted_secrets: int = 0
+    organization: str = ""
+    """From a backend checkpoint's ``stack`` (``organization/project/stack``); ``""`` for an
+    export, which does not name it."""
     pending_operations: int = 0
 
 
@@ -185,14 +212,42 @@ class _SecretCounter:
     def __init__(self, path: Path, urn: str) -> None:
         self.path, self.urn = path, urn
         self.encrypted = 0
+        self.encrypted_properties: set[str] = set()
+        """Top-level property names holding an encrypted value (``inputs.K``/``outputs.K``
+        -> ``K``)."""
 
-    def value(self, value: Any, where: str) -> Any:
+    def value(self, value: Any, where: str, depth: int = 0) -> Any:
+        """``value`` in wire form: secrets as envelopes (encrypted: unknown), resource
+        references as the analyzer marshals them (``MarshalOptions{KeepResources: false}`` in
+        ``pkg/resource/plugin/analyzer_plugin.go``: the resource's ID, or its URN when it has
+        none), output values by their value (unknown when they have none).
+
+        Raises:
+            StateFileError: nested deeper than :data:`MAX_VALUE_DEPTH`, a number no double holds,
+                a malformed secret."""
+        if depth > MAX_VALUE_DEPTH:
+            raise StateFileError(
+                self.path,
+                f"{self.urn} {_short(where)}: a value nested deeper than {MAX_VALUE_DEPTH} levels "
+                "(pushguard's limit)",
+            )
         if isinstance(value, dict):
-            if value.get(SIG_KEY) == SECRET_SIG:
-                return {SIG_KEY: SECRET_SIG, "value": self._secret(value, where)}
-            return {key: self.value(item, f"{where}.{key}") for key, item in value.items()}
+            sig = value.get(SIG_KEY)
+            if sig == SECRET_SIG:
+                return {SIG_KEY: SECRET_SIG, "value": self._secret(value, where, depth)}
+            if sig == RESOURCE_SIG:
+                ident = value.get("id")
+                return ident if isinstance(ident, str) and ident else str(value.get("urn", ""))
+            if sig == OUTPUT_VALUE_SIG:
+                if "value" not in value:
+                    return UNKNOWN_STRING_VALUE
+                inner = self.value(value["value"], where, depth + 1)
+                return {SIG_KEY: SECRET_SIG, "value": inner} if value.get("secret") else inner
+            return {
+                key: self.value(item, f"{where}.{key}", depth + 1) for key, item in value.items()
+            }
         if isinstance(value, list):
-            return [self.value(item, f"{where}[{i}]") for i, item in enumerate(value)]
+            return [self.value(item, f"{where}[{i}]", depth + 1) for i, item in enumerate(value)]
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _MAX_DOUBLE:
             raise StateFileError(
                 self.path,
@@ -200,7 +255,7 @@ class _SecretCounter:
             )
         return value
 
-    def _secret(self, envelope: dict[str, Any], where: str) -> Any:
+    def _secret(self, envelope: dict[str, Any], where: str, depth: int) -> Any:
         if "plaintext" in envelope:
             text = envelope["plaintext"]
             try:
@@ -212,11 +267,12 @@ class _SecretCounter:
                     self.path,
                     f"{self.urn} {where}: a secret's plaintext must be the JSON text of its value",
                 ) from None
-            return self.value(plain, where)
+            return self.value(plain, where, depth + 1)
         if "ciphertext" in envelope or "value" in envelope:
             if "value" in envelope:  # the wire form, as some tools write it
-                return self.value(envelope["value"], where)
+                return self.value(envelope["value"], where, depth + 1)
             self.encrypted += 1
+            self.encrypted_properties.add(re.split(r"[.\[]", where, maxsplit=2)[1])
             return UNKNOWN_STRING_VALUE
         raise StateFileError(
             self.path, f"{self.urn} {where}: a secret needs its ciphertext or plaintext"
@@ -226,15 +282,18 @@ class _SecretCounter:
 # --- reading -------------------------------------------------------------------------------
 
 
+def _short(where: str) -> str:
+    """A property path cut to its first and last parts when long (a path 257 levels deep)."""
+    return where if len(where) <= 120 else f"{where[:60]}...{where[-40:]}"
+
+
 def _load_json(path: Path) -> tuple[Any, str]:
     """The parsed document and its text; ``.gz`` files are decompressed (a self-managed
     backend with ``PULUMI_SELF_MANAGED_STATE_GZIP``)."""
     try:
-        data = path.read_bytes()
-        if path.suffix == ".gz" or data[:2] == b"\x1f\x8b":
-            data = gzip.decompress(data)
+        data = _read_bounded(path)
         text = data.decode("utf-8")
-    except (OSError, EOFError, gzip.BadGzipFile) as error:
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as error:
         raise StateFileError(path, f"cannot be read: {error}") from None
     except UnicodeDecodeError:
         raise StateFileError(path, "is not UTF-8 text (a state file is JSON)") from None
@@ -244,8 +303,46 @@ def _load_json(path: Path) -> tuple[Any, str]:
         raise StateFileError(
             path, f"is not JSON ({error.msg} at line {error.lineno}, column {error.colno})"
         ) from None
-    except (ValueError, RecursionError) as error:  # NaN, 1e999, a 5,000-digit integer, nesting
+    except RecursionError:
+        raise StateFileError(
+            path, f"has a value nested deeper than {MAX_VALUE_DEPTH} levels (pushguard's limit)"
+        ) from None
+    except ValueError as error:  # NaN, 1e999, a 5,000-digit integer
         raise StateFileError(path, f"is not a state Pulumi writes: {error}") from None
+
+
+def _read_bounded(path: Path) -> bytes:
+    """The file's bytes, decompressed when gzipped (a ``.gz`` name or gzip's magic bytes),
+    never more than :data:`MAX_STATE_BYTES` (decompressed in chunks, so a small gzip that
+    inflates to gigabytes is refused without being inflated).
+
+    Raises:
+        StateFileError: larger than the limit, or inflating past it."""
+    limit = MAX_STATE_BYTES
+    with path.open("rb") as stream:
+        head = stream.read(2)
+        if path.suffix != ".gz" and head != b"\x1f\x8b":
+            data = head + stream.read(limit + 1 - len(head))
+            if len(data) > limit:
+                raise StateFileError(path, f"is larger than {limit >> 20} MiB (pushguard's limit)")
+            return data
+        stream.seek(0)
+        inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # gzip framing
+        pieces: list[bytes] = []
+        size = 0
+        while chunk := stream.read(1 << 20):
+            while chunk:
+                piece = inflate.decompress(chunk, limit + 1 - size)
+                size += len(piece)
+                pieces.append(piece)
+                if size > limit:
+                    raise StateFileError(
+                        path, f"inflates past {limit >> 20} MiB (pushguard's limit for a state)"
+                    )
+                chunk = inflate.unconsumed_tail
+        if not inflate.eof:
+            raise StateFileError(path, "cannot be read: the gzip stream is truncated")
+        return b"".join(pieces)
 
 
 def _no_constant(name: str) -> Any:
@@ -281,13 +378,20 @@ def _deployment(path: Path, document: Any) -> tuple[int, dict[str, Any] | None]:
         )
     version = document.get("version")
     if isinstance(version, bool) or not isinstance(version, int):
-        raise StateFileError(path, "version must be a deployment schema version (1, 2 or 3)")
-    if version > CURRENT_VERSION:
+        raise StateFileError(
+            path, f"version must be a deployment schema version (1 to {LATEST_VERSION})"
+        )
+    if version > LATEST_VERSION:
         raise StateFileError(
             path,
             f"deployment version {version} is newer than this pushguard reads "
-            f"(1 to {CURRENT_VERSION}); upgrade pushguard",
+            f"(1 to {LATEST_VERSION}); upgrade pushguard",
         )
+    features = document.get("features")
+    if features is not None and (
+        not isinstance(features, list) or not all(isinstance(f, str) for f in features)
+    ):
+        raise StateFileError(path, "features must be a list of feature names (version 4)")
     if version < 1:
         raise StateFileError(path, f"version {version}: deployment versions start at 1")
     if "deployment" in document:
@@ -359,6 +463,7 @@ def read_state(path: Path) -> StackState:
         resources=converted,
         encrypted_secrets=encrypted,
         pending_operations=len(deployment.pending_operations or []),
+        organization=_organization(document),
     )
 
 
@@ -377,6 +482,10 @@ def _convert(path: Path, r: _Resource, version: int, line: int) -> tuple[StateRe
         by_property = {key: dependencies for key in inputs} if dependencies else {}
     else:
         by_property = {}
+    # An encrypted value is unknown whatever it was computed from: without its dependencies the
+    # pack cannot presume it from them (the stack's only service account as the push-auth
+    # account, say). The Pulumi CLI would decrypt it; analyze has no later check (issue 27).
+    by_property = {k: v for k, v in by_property.items() if k not in secrets.encrypted_properties}
     resource = StateResource(
         urn=r.urn,
         type=r.type,
@@ -445,6 +554,16 @@ def _public(properties: dict[str, Any] | None) -> dict[str, Any]:
     return {k: v for k, v in (properties or {}).items() if not k.startswith("__")}
 
 
+def _organization(document: dict[str, Any]) -> str:
+    """The organisation of a checkpoint's fully qualified ``stack`` name
+    (``organization/project/stack``), else ``""``."""
+    checkpoint = document.get("checkpoint")
+    qualified = checkpoint.get("stack") if isinstance(checkpoint, dict) else None
+    if isinstance(qualified, str) and qualified.count("/") == 2:
+        return qualified.split("/", 1)[0]
+    return ""
+
+
 def _names(path: Path, document: dict[str, Any], resources: list[StateResource]) -> tuple[str, str]:
     """Project and stack: from the stack resource's URN, else any resource's, else the
     checkpoint's ``stack`` (a stack never deployed), else the file name."""
@@ -458,45 +577,61 @@ def _names(path: Path, document: dict[str, Any], resources: list[StateResource])
     return "", name or path.name.split(".", 1)[0]
 
 
-def find_state_files(paths: Iterable[Path]) -> tuple[list[Path], list[StateFileError]]:
+def find_state_files(
+    paths: Iterable[Path],
+) -> tuple[list[Path], list[StateFileError], list[NotStateError]]:
     """The state files named by ``paths``: files as given, folders searched for ``*.json`` and
-    ``*.json.gz`` (not in a backend's ``history``, ``backups`` or ``locks`` folders), sorted per
-    folder. A path that does not exist, or a folder with no state file, is an error for that
-    path only."""
+    ``*.json.gz``, sorted per folder; the files of a backend's ``.pulumi/history``,
+    ``.pulumi/backups`` and ``.pulumi/locks`` folders are skipped, each listed with why. A path
+    that does not exist, or a folder with no state file, is an error for that path only.
+    Returns ``(files, errors, skipped)``."""
     found: list[Path] = []
     errors: list[StateFileError] = []
+    skipped: list[NotStateError] = []
     for path in paths:
         if path.is_dir():
-            files, problems = _walk(path)
+            files, problems, passed = _walk(path)
             errors += problems
-            if not files and not problems:
+            skipped += passed
+            if not files and not problems and not passed:
                 errors.append(StateFileError(path, "no state files (*.json, *.json.gz) in it"))
             found += files
         elif path.exists():
             found.append(path)  # a file, or something reading will name
         else:
             errors.append(StateFileError(path, "does not exist"))
-    return found, errors
+    return found, errors, skipped
 
 
 def _is_state_name(name: str) -> bool:
     return name.endswith(".json") or name.endswith(".json.gz")
 
 
-def _walk(folder: Path) -> tuple[list[Path], list[StateFileError]]:
-    """The state files under ``folder`` (sorted), and the entries that could not be looked at:
-    a folder that cannot be listed, a state-named link to nothing. Links to folders are not
-    followed (a backend folder has none, and a loop would never end)."""
+def _walk(folder: Path) -> tuple[list[Path], list[StateFileError], list[NotStateError]]:
+    """The state files under ``folder`` (sorted), the entries that could not be looked at (a
+    folder that cannot be listed, a state-named link to nothing) and the files of a backend's
+    history, backups and locks folders (skipped). Links to folders are not followed (a backend
+    folder has none, and a loop would never end)."""
     files: list[Path] = []
     problems: list[StateFileError] = []
+    skipped: list[NotStateError] = []
 
     def unlistable(error: OSError) -> None:
         problems.append(StateFileError(error.filename, f"cannot be listed: {error.strerror}"))
 
     for root, folders, names in os.walk(folder, onerror=unlistable):
         here = Path(root)
-        if SKIPPED_FOLDERS.intersection(here.relative_to(folder).parts):
-            folders.clear()
+        kept = _backend_folder(here, folder)
+        if kept is not None:
+            skipped += (
+                NotStateError(
+                    here / name,
+                    f"is in the backend's .pulumi/{kept} folder (old copies and locks, not stacks)",
+                )
+                for name in sorted(names)
+                if _is_state_name(name)
+            )
+            folders.sort()
             continue
         folders.sort()
         for name in sorted(names):
@@ -507,4 +642,15 @@ def _walk(folder: Path) -> tuple[list[Path], list[StateFileError]]:
                 files.append(entry)
             else:
                 problems.append(StateFileError(entry, "is a link to nothing (or not a file)"))
-    return sorted(files), problems
+    return sorted(files), problems, sorted(skipped, key=lambda e: e.path)
+
+
+def _backend_folder(here: Path, top: Path) -> str | None:
+    """The backend folder (``history``, ``backups``, ``locks``) ``here`` is in, when it is
+    right under a ``.pulumi`` folder at or below ``top``; else ``None``."""
+    parts = here.relative_to(top).parts
+    full = (top.name, *parts)
+    for i in range(1, len(full)):
+        if full[i] in SKIPPED_FOLDERS and full[i - 1] == ".pulumi" and i >= 1:
+            return full[i]
+    return None

@@ -95,8 +95,11 @@ def render_sarif(run: AnalysisRun) -> str:
         stack_run = to_sarif(result)["runs"][0]
         if isinstance(result.origin, StateOrigin):
             key = state_key(result.origin.path)
+            project = (
+                f"{result.organization}/{result.project}" if result.organization else result.project
+            )
             stack_run["automationDetails"] = {
-                "id": automation_id(result.origin.tool, result.project, result.stack, key)
+                "id": automation_id(result.origin.tool, project, result.stack, key)
             }
         runs.append(stack_run)
     problems = [f"{e['path']}: {e['message']}" for e in _unreadable(run)]

@@ -110,23 +110,40 @@ def run_analyze(options: AnalyzeOptions) -> AnalysisRun:
     try:
         pack.start()
         session = PackSession.open(pack, file_config, source)
-        run.stacks.extend(_analysed(session, state) for state in states)
+        for state in states:
+            try:
+                run.stacks.append(_analysed(session, state))
+            except grpc.RpcError as error:
+                if _code(error) != grpc.StatusCode.INVALID_ARGUMENT:
+                    raise
+                # The pack refused this stack's request (a value nested too deeply to decode):
+                # the file is named, the other stacks are still analysed.
+                run.unreadable.append(
+                    StateFileError(state.path, f"the policy pack refused it: {_details(error)}")
+                )
     except PackStartError as error:
         run.error = f"the policy pack {pack_dir} did not start: {error}"
     except (PolicyConfigError, MessageTooLargeError) as error:
         run.error = str(error)
     except grpc.RpcError as error:
-        detail = error.details() if hasattr(error, "details") else str(error)
-        run.error = f"the policy pack {pack_dir} failed: {detail}"
+        run.error = f"the policy pack {pack_dir} failed: {_details(error)}"
     finally:
         pack.close()
     return run
 
 
+def _code(error: grpc.RpcError) -> Any:
+    return error.code() if hasattr(error, "code") else None
+
+
+def _details(error: grpc.RpcError) -> str:
+    return str(error.details()) if hasattr(error, "details") else str(error)
+
+
 def _read_states(paths: list[Path], run: AnalysisRun) -> list[StackState]:
     """The stacks in ``paths``; what cannot be read goes to ``run.unreadable``, JSON found in a
     folder that is not state to ``run.skipped`` (named on the command line, it is unreadable)."""
-    files, run.unreadable = find_state_files(paths)
+    files, run.unreadable, run.skipped = find_state_files(paths)
     named = {path for path in paths if not path.is_dir()}
     states: list[StackState] = []
     for path in files:
@@ -136,6 +153,12 @@ def _read_states(paths: list[Path], run: AnalysisRun) -> list[StackState]:
             (run.unreadable if path in named else run.skipped).append(error)
         except StateFileError as error:
             run.unreadable.append(error)
+        except RecursionError:
+            run.unreadable.append(
+                StateFileError(path, "is nested too deeply to read (pushguard's limit)")
+            )
+        except MemoryError:
+            run.unreadable.append(StateFileError(path, "does not fit in memory"))
     return states
 
 
@@ -187,8 +210,10 @@ def _worded_for_state(diagnostic: Diagnostic, state: StackState) -> Diagnostic:
         else "The value is unknown in the state"
     )
     instead = (
-        f"{why}, so it was not checked, and nothing checks it later; analyse an export made with "
-        "`pulumi stack export --show-secrets` to check it (no report shows the value)"
+        f"{why}, so it was not checked, and nothing checks it later; to check it, analyse an "
+        "export made with `pulumi stack export --show-secrets`, or one exported where the "
+        "stack's secrets provider (its passphrase or key) is available (no report shows the "
+        "value)"
     )
     return replace(diagnostic, message=diagnostic.message.replace(CHECKED_LATER, instead))
 
@@ -259,6 +284,7 @@ def _result(state: StackState) -> StackResult:
         violations=[],
         notes=_state_notes(state),
         outputs=dict(sorted(outputs.items())),
+        organization=state.organization,
     )
 
 

@@ -15,7 +15,7 @@ from typing import Final
 import typer
 
 EXTRA_MODULES: Final[dict[str, tuple[str, ...]]] = {
-    "pulumi": ("pulumi", "pulumi_gcp", "pulumi_policy", "grpc"),
+    "pulumi": ("pulumi", "pulumi_gcp", "pulumi_policy", "grpc", "ahocorasick"),
     "audit": ("pyspark", "pyarrow", "pandas"),
 }
 """Top-level modules each extra's distributions provide, as the commands import them."""

@@ -86,6 +86,10 @@ class _StackAnalysis:
     unmapped_grants: list[str]
     """The IAM resources whose grants are not read (:func:`~pushguard.crossguard.routes.
     unmapped_iam`), each described once."""
+    unreadable: list[tuple[WireResource, WireShapeError]]
+    """Subscriptions whose stack-side properties (the outputs, in ``pushguard analyze`` and
+    ``AnalyzeStack``) have a shape the provider would never return: each is a diagnostic of
+    every policy, never a pass (issue 27)."""
 
     @classmethod
     def of(cls, policy_resources: list[Any], settings: PackSettings) -> _StackAnalysis:
@@ -95,15 +99,19 @@ class _StackAnalysis:
         resources = canonical_stack(wire)
         graph = StackGraph.build(resources, settings)
         subscriptions = []
+        unreadable = []
         for sub in resources:
             if sub.type != SUBSCRIPTION_TYPE:
                 continue
             try:
                 full = subscription_facts(sub, settings, graph)
-            except WireShapeError:
-                continue  # the resource half reports it
+            except WireShapeError as error:
+                # Worded as the resource half words it, so the server drops the repeat when
+                # the inputs have the same problem.
+                unreadable.append((sub, error))
+                continue
             subscriptions.append((sub, full))
-        return cls(subscriptions, skipped, grants)
+        return cls(subscriptions, skipped, grants, unreadable)
 
 
 _NUMBERS = "set projectNumbers (the subscription's project ID to its number) under {policy}"
@@ -254,6 +262,14 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
             if result.status is Status.VIOLATION:
                 report(f"{args.name}: {result.message}")
 
+    def _report_unanalysed(self, analysis: _StackAnalysis, report: _Report) -> None:
+        """What no rule can run on: subscriptions of a type pushguard does not map (not
+        checked) and subscriptions whose outputs have a shape no provider returns (reported)."""
+        for resource, known in analysis.unmapped:
+            _not_mapped(self.name, resource, known)
+        for sub, problem in analysis.unreadable:
+            report(f"Cannot read subscription {sub.name!r}: {problem}.", sub.urn)
+
     def _validate_stack(self, args: StackValidationArgs, report: _Report) -> None:
         try:
             settings = parse_settings(self.name, args.get_config())
@@ -261,8 +277,7 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
             return  # the resource half reports it on every subscription
         unverified: list[tuple[WireResource, str]] = []
         analysis = _stack_analysis(list(args.resources), settings)
-        for resource, known in analysis.unmapped:
-            _not_mapped(self.name, resource, known)
+        self._report_unanalysed(analysis, report)
         # A violation the resource half already reported (same policy, URN and message) is
         # dropped by the server; one it could not see (the project or endpoint only in the
         # outputs, a provider that supplied the project) is reported here.

@@ -54,6 +54,8 @@ class RequestScope:
     secrets: frozenset[str] = frozenset()
     stack_cache: dict[str, Any] | None = None
     notes: StackNotes | None = None
+    memo: dict[str, Any] = field(default_factory=dict, compare=False)
+    """What is built once per request from the above (the secrets' scrubber)."""
 
 
 _EMPTY = RequestScope()

@@ -11,66 +11,125 @@ endpoint's path or query string in the first place.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from urllib.parse import urlsplit
 
+import ahocorasick
+
 from pushguard.crossguard.scope import current_scope
+from pushguard.rules.accounts import service_account_project
 
 _MIN_SECRET = 4  # a shorter whole value ("a", "on") would mangle messages, protecting nothing
-_MIN_PART = 6  # a URL's host, path, query or userinfo: shorter ones ("/v1", "api") are words
+_MIN_PART = 6  # a URL's path, query or userinfo: shorter ones ("/v1", "api") are words
+_WORD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
+"""Characters that continue a host name or project ID: a short part (a host like ``x.co``) is
+hidden only where it stands as a whole name, not inside a longer word."""
 
 
-def _parts(secret: str) -> set[str]:
-    parts: set[str] = set()
-    try:
-        url = urlsplit(secret)
-        parts.update(
-            {url.hostname or "", url.path, url.query, url.username or "", url.password or ""}
-        )
-    except ValueError:
-        pass
-    found = {p for p in parts if len(p) >= _MIN_PART and p.strip("/")}
-    return found | ({secret} if len(secret) >= _MIN_SECRET else set())
+def _parts(secret: str) -> dict[str, bool]:
+    """The strings to hide for one secret, each with whether it is *short* (matched only as a
+    whole name): the secret itself; for a URL its host (any length), path, query and userinfo;
+    for an e-mail its domain and, for a service account, its project (ID or number), which
+    messages name ("belongs to project P")."""
+    parts: dict[str, bool] = {}
+
+    def add(part: str, short_ok: bool = False) -> None:
+        part = part.strip()
+        if len(part) >= _MIN_PART and part.strip("/"):
+            parts[part] = False
+        elif short_ok and len(part) >= 2 and part.strip("/."):
+            parts.setdefault(part, True)
+
+    if "://" in secret:
+        try:
+            url = urlsplit(secret)
+            add(url.hostname or "", short_ok=True)
+            for piece in (url.path, url.query, url.username or "", url.password or ""):
+                add(piece)
+        except ValueError:
+            pass
+    elif "@" in secret:
+        domain = secret.rpartition("@")[2]
+        add(domain, short_ok=True)
+        owner = service_account_project(secret)
+        if owner is not None:
+            for project in (owner.project_id, owner.project_number):
+                if project:
+                    add(project, short_ok=True)
+                    add(project.rpartition(":")[2], short_ok=True)
+    if len(secret) >= _MIN_SECRET:
+        parts[secret] = False
+    return parts
+
+
+def _fold(text: str) -> str:
+    """``text`` lower-cased character by character, so positions in the result are positions
+    in ``text`` (``str.lower`` may lengthen a character: ``"İ".lower()`` is two)."""
+    folded = text.lower()
+    if len(folded) == len(text):
+        return folded
+    return "".join(c if len(low := c.lower()) != 1 else low for c in text)
 
 
 def scrubber(secrets: Iterable[str]) -> Callable[[str], str]:
-    """A function that replaces every one of ``secrets`` (and, for URLs, their host, path, query
-    and userinfo) in a text by ``[secret]``, compared case-insensitively; built once for many
-    texts. Overlapping or adjacent occurrences become one ``[secret]``, so no fragment of a
-    secret is left between two replacements and a replacement is never matched again."""
-    parts = sorted({p for s in secrets for p in _parts(s)}, key=lambda p: (-len(p), p))
+    """A function that replaces every one of ``secrets`` (and, for URLs and e-mails, the parts
+    :func:`_parts` names) in a text by ``[secret]``, compared case-insensitively; built once for
+    many texts. Overlapping or adjacent occurrences become one ``[secret]``, so no fragment of a
+    secret is left between two replacements and a replacement is never matched again.
+
+    One Aho-Corasick automaton holds every part (pyahocorasick,
+    https://pyahocorasick.readthedocs.io/): building it is linear in the parts' total length
+    and each text is scanned once, in time linear in its length plus the occurrences found,
+    however many secrets there are."""
+    parts: dict[str, bool] = {}
+    for secret in secrets:
+        for part, short in _parts(secret).items():
+            folded = _fold(part)
+            parts[folded] = parts.get(folded, True) and short
     if not parts:
         return lambda text: text
-    # A lookahead finds overlapping occurrences too; each match covers [start, start + len).
-    pattern = re.compile(
-        "(?=(" + "|".join(re.escape(p) for p in parts) + "))", flags=re.IGNORECASE | re.DOTALL
-    )
-    singles = [re.compile(re.escape(p), flags=re.IGNORECASE) for p in parts]
+    automaton = ahocorasick.Automaton()
+    for part, short in parts.items():
+        automaton.add_word(part, (len(part), short))
+    automaton.make_automaton()
 
     def apply(text: str) -> str:
+        folded = _fold(text)
+        found: list[tuple[int, int]] = []
+        for last, (length, short) in automaton.iter(folded):
+            start, end = last - length + 1, last + 1
+            if short and (
+                (start > 0 and folded[start - 1] in _WORD)
+                or (end < len(folded) and folded[end] in _WORD)
+            ):
+                continue
+            found.append((start, end))
+        if not found:
+            return text
+        found.sort()
         spans: list[list[int]] = []
-        for match in pattern.finditer(text):
-            start = match.start()
-            # The alternation reports one part per position: take the longest that matches here.
-            end = max(m.end() for m in (s.match(text, start) for s in singles) if m)
+        for start, end in found:
             if spans and start <= spans[-1][1]:
                 spans[-1][1] = max(spans[-1][1], end)
             else:
                 spans.append([start, end])
-        if not spans:
-            return text
-        pieces, last = [], 0
+        pieces, position = [], 0
         for start, end in spans:
-            pieces += [text[last:start], "[secret]"]
-            last = end
-        return "".join([*pieces, text[last:]])
+            pieces += [text[position:start], "[secret]"]
+            position = end
+        return "".join([*pieces, text[position:]])
 
     return apply
 
 
 def scrub(message: str, secrets: Iterable[str] | None = None) -> str:
     """``message`` with every secret value in scope (or in ``secrets``) replaced by
-    ``[secret]``, compared case-insensitively."""
-    values = current_scope().secrets if secrets is None else frozenset(secrets)
-    return scrubber(values)(message)
+    ``[secret]``, compared case-insensitively; the scope's scrubber is built once per request."""
+    if secrets is not None:
+        return scrubber(secrets)(message)
+    scope = current_scope()
+    apply = scope.memo.get("scrubber")
+    if apply is None:  # once per request, not once per message
+        apply = scope.memo["scrubber"] = scrubber(scope.secrets)
+    result: str = apply(message)
+    return result

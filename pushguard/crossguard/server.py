@@ -23,7 +23,9 @@ starts a Python pack (``python -m pulumi.policy ENGINE PACK_DIR``).
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
 from collections.abc import Callable, Iterable
 from concurrent import futures
 from typing import Any
@@ -147,6 +149,11 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
         with request_scope(secrets, stack=stack) as scope:
             try:
                 return call(request, context), scope
+            except RecursionError:
+                # A value nested deeper than Python decodes is no finding of a push rule: the
+                # request is refused, naming why (the caller names the stack or resource).
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT, TOO_DEEP)
+                raise  # not reached: abort raises
             except Exception as error:
                 return self._undecodable(error, urn), scope
 
@@ -172,6 +179,22 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
             )
         return response
 
+
+THREAD_STACK_BYTES = 256 * 1024 * 1024
+"""The stack of the server's threads: 256 MiB of address space (only what is used is memory).
+protobuf's decoder (upb) recurses once per nested message and refuses more than 65,535 levels
+(``kUpb_WireFormat_DefaultDepthLimit`` raised to ``UINT16_MAX`` by the Python binding) with a
+``DecodeError``; on a default 8 MiB thread stack a ``Struct`` a few thousand levels deep overflows
+the stack first and the process dies (SIGSEGV) before any pushguard code runs. With this stack
+the decoder's own limit is reached first, and gRPC answers the call with an error."""
+RECURSION_LIMIT = 20_000
+"""Python's recursion limit in the pack: property values nested a few hundred levels deep
+(pulumi-policy and protobuf's ``MessageToDict`` recurse a few frames per level) are decoded;
+deeper ones raise ``RecursionError``, answered as :data:`TOO_DEEP`."""
+TOO_DEEP = (
+    "pushguard policy pack: a property value is nested too deeply to decode; the request was "
+    "not analysed"
+)
 
 UNVERIFIED_MARK = "during preview:"
 """pulumi-policy's wording of a policy that raised ``UnknownValueError``: one diagnostic for the
@@ -211,6 +234,9 @@ def serve(policies: list[Policy] | None = None) -> None:
     (``policies`` default: :func:`~pushguard.crossguard.policies.build_policies`).
     """
     servicer = _GuardedServicer(policies if policies is not None else build_policies())
+    threading.stack_size(THREAD_STACK_BYTES)
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
+    _stop_with_parent()
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=4), options=_GRPC_CHANNEL_OPTIONS)
     analyzer_pb2_grpc.add_AnalyzerServicer_to_server(servicer, server)
     port = server.add_insecure_port("127.0.0.1:0")
@@ -221,3 +247,30 @@ def serve(policies: list[Policy] | None = None) -> None:
         server.wait_for_termination()
     except KeyboardInterrupt:
         server.stop(0)
+
+
+PARENT_PIPE_ENV = "PUSHGUARD_PARENT_PIPE_FD"
+"""Set by pushguard's own client (:class:`pushguard.gate.analyzer.PolicyPackProcess`) to the
+file descriptor of a pipe whose other end only the client holds. When the client dies, however
+it dies (SIGKILL included), the pipe reads end-of-file and the pack exits, so it never outlives
+a killed ``pushguard preview`` or ``analyze``. The Pulumi CLI does not set it; then nothing is
+watched."""
+
+
+def _stop_with_parent() -> None:
+    """Watch :data:`PARENT_PIPE_ENV`'s pipe on a daemon thread and exit the process at its
+    end-of-file."""
+    value = os.environ.get(PARENT_PIPE_ENV, "")
+    if not value.isdigit():
+        return
+    fd = int(value)
+
+    def watch() -> None:
+        try:
+            while os.read(fd, 1024):
+                pass
+        except OSError:
+            pass
+        os._exit(0)
+
+    threading.Thread(target=watch, name="pushguard-parent-watch", daemon=True).start()

@@ -8,6 +8,7 @@ and ``AnalyzeStack`` once (https://github.com/pulumi/pulumi/blob/master/proto/pu
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -23,6 +24,7 @@ from pulumi.runtime import proto
 from pulumi.runtime.proto import analyzer_pb2_grpc
 
 from pushguard.crossguard.not_checked import NotChecked, decode
+from pushguard.crossguard.server import PARENT_PIPE_ENV
 from pushguard.crossguard.urn import urn_name
 from pushguard.gate.result import ResourceRecord
 from pushguard.policy.config_file import (
@@ -217,6 +219,17 @@ class Diagnostic:
         )
 
 
+def _above_stdio(fd: int) -> int:
+    """``fd``, moved to a descriptor above 2 if it is 0, 1 or 2 (free because this process's
+    stdin, stdout or stderr is closed): there it would be replaced by the child's standard
+    streams, or take this process's output."""
+    if fd > 2:
+        return fd
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    os.close(fd)
+    return moved
+
+
 class PolicyPackProcess:
     """A running policy pack; use as a context manager.
 
@@ -230,6 +243,7 @@ class PolicyPackProcess:
         self.timeout = timeout
         self.first_line = b""
         self._process: subprocess.Popen[bytes] | None = None
+        self._lifeline: int | None = None
         self._channel: grpc.Channel | None = None
         self._stderr: list[bytes] = []
         self._drainer: threading.Thread | None = None
@@ -245,13 +259,21 @@ class PolicyPackProcess:
             return
         # The CLI passes its engine address; the pack only needs it to log, which pushguard's
         # pack does not.
-        self._process = subprocess.Popen(
-            [self.python, "-m", "pulumi.policy", "127.0.0.1:0", str(self.pack_dir)],
-            cwd=self.pack_dir,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
+        # A pipe only this process writes to: pushguard's pack exits at its end-of-file, so it
+        # never outlives this process however it ends (PARENT_PIPE_ENV in crossguard/server.py).
+        watched, self._lifeline = (_above_stdio(fd) for fd in os.pipe())
+        try:
+            self._process = subprocess.Popen(
+                [self.python, "-m", "pulumi.policy", "127.0.0.1:0", str(self.pack_dir)],
+                cwd=self.pack_dir,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env={**os.environ, "PYTHONUNBUFFERED": "1", PARENT_PIPE_ENV: str(watched)},
+                pass_fds=(watched,),
+            )
+        finally:
+            os.close(watched)
+        os.set_inheritable(self._lifeline, False)
         assert self._process.stdout is not None and self._process.stderr is not None
         self._drainer = threading.Thread(
             target=self._drain, args=(self._process.stderr,), daemon=True
@@ -312,6 +334,9 @@ class PolicyPackProcess:
         """Close the channel and stop the process (terminate, then kill after 10 s)."""
         if self._channel is not None:
             self._channel.close()
+        if self._lifeline is not None:
+            os.close(self._lifeline)
+            self._lifeline = None
         if self._process is not None and self._process.poll() is None:
             self._process.terminate()
             try:

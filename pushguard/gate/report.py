@@ -53,6 +53,13 @@ def unprintable_names(result: StackResult) -> list[str]:
     return sorted(names, key=lambda n: (-len(n), n))
 
 
+def message_text(message: str, names: Iterable[str]) -> str:
+    """``message`` for JSON and SARIF: each of ``names`` (:func:`unprintable_names`) written
+    escaped, so a name's own line break cannot start a line of the message where a viewer
+    renders it (a fake "passed" line); the message's own line breaks are kept."""
+    return "\n".join(message_lines(message, names))
+
+
 def message_lines(message: str, names: Iterable[str] = ()) -> list[str]:
     """The lines of a pack message as the text report prints them (each then passed through
     :func:`shown`): split at ``\\n`` only, after each of ``names`` (resource names and URNs
@@ -190,18 +197,19 @@ def to_json(result: StackResult) -> dict[str, Any]:
     ``logs`` and ``summary``. Deterministic: the same preview gives the same bytes (timings are
     not part of it)."""
     result = redact_result(result)
+    names = unprintable_names(result)
     return {
         "project": result.project,
         "stack": result.stack,
         **result.origin.report_fields(_relative),
         "policyPack": {"name": result.pack_name, "version": result.pack_version},
         "resources": _resources_json(result),
-        "violations": [_violation_json(result, v) for v in result.violations],
+        "violations": [_violation_json(result, v, names) for v in result.violations],
         "notChecked": [
             {
                 "policy": n.policy,
                 "urn": n.urn,
-                "reason": n.reason,
+                "reason": message_text(n.reason, names),
                 "location": dict(zip(("path", "line"), location(result, n.urn), strict=True)),
             }
             for n in result.not_checked
@@ -275,13 +283,13 @@ def _provider(result: StackResult, record: ResourceRecord) -> str:
     return f"urn:pulumi:{result.stack}::{result.project}::pulumi:providers:{package}::{name}"
 
 
-def _violation_json(result: StackResult, v: Violation) -> dict[str, Any]:
+def _violation_json(result: StackResult, v: Violation, names: list[str]) -> dict[str, Any]:
     path, line = location(result, v.urn, v.where)
     return {
         "policy": v.policy,
         "level": v.level,
         "urn": v.urn,
-        "message": v.message,
+        "message": message_text(v.message, names),
         "remediation": v.remediation,
         "location": {"path": path, "line": line},
         "callStack": [{"path": p, "line": n} for p, n in call_stack(result, v.urn)],

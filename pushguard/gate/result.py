@@ -185,6 +185,10 @@ class StackResult:
     outermost first), for findings on resources made in a helper or a loop."""
     program_output: ProgramOutput = field(default_factory=ProgramOutput)
     """What the program printed to its stdout and stderr."""
+    organization: str = ""
+    """The Pulumi organisation the stack belongs to, when its origin says (a backend checkpoint's
+    ``organization/project/stack``); part of SARIF run IDs and finding fingerprints, so one
+    project and stack name in two organisations are two stacks."""
     timings: dict[str, float] = field(default_factory=dict)
     """Seconds: ``program``; ``pack_start`` and ``configure`` (in the pack's thread, alongside
     the program); ``analyze`` (the wait for ``Analyze`` answers after the program);

@@ -22,7 +22,13 @@ from pushguard import __version__
 from pushguard._about import project_url
 from pushguard.crossguard.not_checked import NotChecked
 from pushguard.gate.redact import redact_result
-from pushguard.gate.report import call_stack, location, resource_label
+from pushguard.gate.report import (
+    call_stack,
+    location,
+    message_text,
+    resource_label,
+    unprintable_names,
+)
 from pushguard.gate.result import PolicyMeta, StackResult
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -85,18 +91,22 @@ def to_sarif(result: StackResult | None) -> dict[str, Any]:
     if result is None:
         return _log([], [], "pushguard-preview/")
     result = redact_result(result)
+    names = unprintable_names(result)
     rules = [_rule(meta) for meta in result.policies.values()]
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     results = []
     for v in result.violations:
         path, line = location(result, v.urn, v.where)
-        fingerprint = hashlib.sha256(
-            "\0".join((v.policy, v.urn or result.stack, v.message)).encode()
-        ).hexdigest()
+        identity: tuple[str, ...] = (v.policy, v.urn or result.stack, v.message)
+        if result.organization:  # the URN names no organisation
+            identity = (result.organization, *identity)
+        fingerprint = hashlib.sha256("\0".join(identity).encode()).hexdigest()
         entry: dict[str, Any] = {
             "ruleId": v.policy,
             "level": _level(v.level),
-            "message": {"text": f"{resource_label(result, v.urn)}: {v.message}"},
+            "message": {
+                "text": message_text(f"{resource_label(result, v.urn)}: {v.message}", names)
+            },
             "locations": [
                 {
                     "physicalLocation": {
@@ -153,7 +163,11 @@ def _not_checked(result: StackResult, item: NotChecked, index: dict[str, int]) -
     path, line = location(result, item.urn)
     note: dict[str, Any] = {
         "level": "note",
-        "message": {"text": f"{resource_label(result, item.urn)}: {item.reason}"},
+        "message": {
+            "text": message_text(
+                f"{resource_label(result, item.urn)}: {item.reason}", unprintable_names(result)
+            )
+        },
         "locations": [
             {
                 "physicalLocation": {

@@ -103,6 +103,15 @@ class PackSettings(BaseModel):
             return project
         return self.project_numbers.get(project)
 
+    def id_of(self, number: str | None) -> str | None:
+        """The project ID whose number is ``number`` in ``projectNumbers``; ``None`` when no ID,
+        or more than one, maps to it (a number is one project:
+        https://cloud.google.com/resource-manager/docs/creating-managing-projects#identifying_projects)."""
+        if not number:
+            return None
+        ids = [pid for pid, known in self.project_numbers.items() if known == number]
+        return ids[0] if len(ids) == 1 else None
+
     def _matches(self, refs: tuple[str, ...], project: str | None) -> bool:
         if not project:
             return False
@@ -123,6 +132,8 @@ class PackSettings(BaseModel):
         point that reads a policy config (the pack, the preview through it, the audit).
 
         - ``project_number``: kept if the source knew it, else looked up in ``projectNumbers``;
+        - ``project_id``: kept if the source knew it, else the one ID ``projectNumbers`` gives
+          the number (a subscription that names its project by number), as the audit knows it;
         - ``exempt_endpoint_prefixes``: ``exemptEndpointPrefixes``;
         - ``in_service_perimeter``: true if the source said so or the project (ID or number) is in
           ``perimeterProjects``;
@@ -132,8 +143,10 @@ class PackSettings(BaseModel):
         Settings only ever add knowledge: nothing the source read is removed or turned false.
         """
         number = facts.project_number or self.number_of(facts.project_id)
+        project_id = facts.project_id or self.id_of(number)
         return facts.model_copy(
             update={
+                "project_id": project_id,
                 "project_number": number,
                 "exempt_endpoint_prefixes": self.exempt_endpoint_prefixes,
                 "in_service_perimeter": facts.in_service_perimeter

@@ -316,7 +316,7 @@ def test_the_pack_gets_what_pulumi_policy_analyze_sends(legacy, tmp_path: Path) 
 
 MALFORMED = {
     "truncated.json": ('{"version": 3, "deployment": {"resources": [', "is not JSON"),
-    "newer.json": ({"version": 4, "deployment": {}}, "deployment version 4 is newer"),
+    "newer.json": ({"version": 5, "deployment": {}}, "deployment version 5 is newer"),
     "no-type.json": (
         {
             "version": 3,
@@ -547,7 +547,10 @@ def test_a_state_that_fails_pulumis_integrity_check_is_refused(
         ('{"version": 3, "deployment": {"resources": [], "x": NaN}}', "NaN is not JSON"),
         ('{"version": 3, "deployment": {"resources": [], "x": 1e999}}', "does not fit a double"),
         ('{"version": 3, "deployment": {"resources": [], "x": ' + "9" * 5000 + "}}", "digits"),
-        ('{"version": 3, "deployment": {"x": ' + "[" * 100_000 + "]" * 100_000 + "}}", "recursion"),
+        (
+            '{"version": 3, "deployment": {"x": ' + "[" * 100_000 + "]" * 100_000 + "}}",
+            "nested deeper than",
+        ),
         ('{"version": 3, "deployment": null}', "deployment is null"),
     ],
 )
