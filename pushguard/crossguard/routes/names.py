@@ -53,6 +53,26 @@ MAP_KEYS = frozenset(
 renamed."""
 
 
+READ = frozenset(
+    {
+        "pushConfig",
+        "pushEndpoint",
+        "oidcToken",
+        "serviceAccountEmail",
+        "audience",
+        "noWrapper",
+        "enableExactlyOnceDelivery",
+        "deadLetterPolicy",
+        "deadLetterTopic",
+        "project",
+        "name",
+        "topic",
+    }
+)
+"""The camelCase names of the subscription properties the rules read: a key that only
+resembles one of them (:func:`bridged`) is refused rather than ignored."""
+
+
 class SpellingError(WireShapeError):
     """A property given under two spellings that disagree, or under a spelling its provider does
     not read (``path``: where, in dotted camelCase; ``detail``: why, in words)."""
@@ -98,6 +118,17 @@ def bridged(props: Mapping[str, Any], path: str = "") -> dict[str, Any]:
         attribute = terraform_name(key) if isinstance(key, str) else key
         name = pulumi_name(attribute) if isinstance(attribute, str) else key
         where = f"{path}.{name}" if path else str(name)
+        if isinstance(attribute, str) and terraform_name(name) != attribute:
+            # The bridge looks up an attribute no schema has (push__config, oidc_Token ->
+            # oidc__token): the provider does not apply it as the property it resembles.
+            if name in READ:
+                raise SpellingError(
+                    where,
+                    f"{key!r} is read by the Terraform bridge as {attribute!r}, which is not "
+                    f"the schema's {terraform_name(name)!r}, so the provider does not apply it "
+                    f"as {name!r}; spell it {name!r}",
+                )
+            name, where = key, (f"{path}.{key}" if path else key)
         read = value if attribute in MAP_KEYS else _walk(value, where)
         if name in out and out[name] != read:
             raise SpellingError(
