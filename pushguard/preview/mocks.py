@@ -53,6 +53,7 @@ import pulumi
 from pulumi.runtime import rpc
 from pulumi.runtime import settings as pulumi_settings
 
+from pushguard.crossguard.resources import WireResource
 from pushguard.crossguard.routes import kcc, native, terraform
 from pushguard.crossguard.urn import package_of, provider_urn
 from pushguard.preview.kubernetes_invokes import YAML_DECODE, decode_yaml
@@ -324,8 +325,8 @@ def _kcc_project(state: State, provider: Mapping[str, Any]) -> str:
     own = _annotated(state)
     if own:
         return own
-    namespace = _text(_object(state.get("metadata")).get("namespace"))
-    namespace = namespace or _text(provider.get("namespace")) or "default"
+    placed = WireResource(urn="", type="", name="", props=state, provider_props=provider)
+    namespace = kcc.namespace_of(placed)  # the provider's kubeconfig context's too
     registered = getattr(pulumi_settings.get_monitor(), "resources", {})
     for entry in registered.values():
         found = _object(getattr(entry, "state", None))

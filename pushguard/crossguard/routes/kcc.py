@@ -23,9 +23,16 @@ The project (https://cloud.google.com/config-connector/docs/how-to/organizing-re
 ``spec.projectRef`` where the kind has one, else the resource's
 ``cnrm.cloud.google.com/project-id`` annotation, else its namespace's annotation, else the
 namespace's name. The namespace is ``metadata.namespace``, else the Kubernetes provider's
-``namespace``, else ``default``; its annotation is known only when the ``Namespace`` is declared
-in the same stack. Otherwise the project is not known offline and the rules that need it are
-listed as not checked with that reason (:attr:`WireResource.no_project`), never passed.
+``namespace``, else its kubeconfig context's, else ``default`` (:func:`placement`; the ambient
+kubeconfig of a provider without one is not known offline); its annotation is known only when
+the ``Namespace`` is declared in the same stack. Otherwise the project is not known offline and
+the rules that need it are listed as not checked with that reason
+(:attr:`WireResource.no_project`), never passed; the policy config's ``defaultProject`` stands in
+only for an object whose namespace nobody chose (:attr:`WireResource.no_default_project`).
+
+A ``PubSubSubscriptionPatch`` (:data:`SUBSCRIPTION_PATCH`) is read as the subscription it leaves
+behind (:func:`_patch`). A key of a ``PubSubSubscription`` spelt otherwise than the CRD
+(``push_config``) is refused (:func:`~pushguard.crossguard.routes.names.misspelt`).
 """
 
 from __future__ import annotations
