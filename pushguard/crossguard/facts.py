@@ -88,12 +88,15 @@ class _Builder:
         self.unknown.add(fact)
         deps = self.resource.depends_through(prop.split(".", 1)[0])
         names = ", ".join(self._describe(urn) for urn in deps)
-        self.reasons[fact] = (
-            f"{prop} is computed from {names}, not known until it is created"
-            if names
-            else f"{prop} is not known at preview (a secret, a data source's result or another "
-            "stack's output, for example)"
-        )
+        if names:
+            self.reasons[fact] = f"{prop} is computed from {names}, not known until it is created"
+        elif self.resource.unknown_reason:
+            self.reasons[fact] = f"{prop} {self.resource.unknown_reason}"
+        else:
+            self.reasons[fact] = (
+                f"{prop} is not known at preview (a secret, a data source's result or another "
+                "stack's output, for example)"
+            )
 
     def _describe(self, urn: str) -> str:
         other = self.graph.resources.get(urn) if self.graph else None

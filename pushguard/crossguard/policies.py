@@ -43,6 +43,7 @@ from pushguard.crossguard.not_checked import NotChecked
 from pushguard.crossguard.resources import SUBSCRIPTION_TYPE, WireResource
 from pushguard.crossguard.routes import (
     MAPPED_SUBSCRIPTION_TYPES,
+    UNCHECKABLE_TYPES,
     SubscriptionType,
     canonical,
     canonical_stack,
@@ -136,6 +137,9 @@ def _not_checked(policy: str, sub: WireResource, result: Result, cause: str = ""
     if notes is None:
         return
     hint = ENABLES.get(result.field or "", "").format(policy=policy)
+    if sub.no_default_project and "defaultProject" in hint:
+        # defaultProject does not stand in for a project its placement chooses (routes/kcc.py)
+        hint = f"set projectNumbers under {policy}"
     enable = f"; {hint}" if hint else ""
     because = f" ({cause})" if cause else ""
     reason = scrub(f"{sub.name}: not checked: {result.message}{because}{enable}")
@@ -245,6 +249,14 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
             report(f"pushguard failed to evaluate {self.name}: {type(error).__name__}: {error}")
 
     def _validate_resource(self, args: ResourceValidationArgs, report: _Report) -> None:
+        known = unmapped(args.resource_type)
+        if known is not None and args.resource_type in UNCHECKABLE_TYPES:
+            report(
+                f"{args.name}: cannot be checked: {args.resource_type} creates a Pub/Sub "
+                f"subscription whose push config pushguard does not read ({known.why}); a gate "
+                "cannot pass what it cannot read: use a mapped type"
+            )
+            return
         if args.resource_type not in MAPPED_SUBSCRIPTION_TYPES:
             return
         try:

@@ -43,6 +43,14 @@ class WireResource:
     """Set by a route adapter (:mod:`pushguard.crossguard.routes`) whose project sources differ
     from pulumi-gcp's: why the project is not known when it is absent (the rules that need it
     are then listed as not checked with this reason)."""
+    unknown_reason: str | None = None
+    """Set by a route adapter whose resource leaves values unknown for a reason of its own (a
+    Config Connector patch: a field it does not set keeps the existing object's value): the
+    reason given for an unknown value that is computed from no resource."""
+    no_default_project: bool = False
+    """Set by a route adapter when the resource's placement chooses its project (a Config
+    Connector object in a namespace the program or its provider named): the policy config's
+    ``defaultProject`` (for a resource that chooses none) does not stand in for it."""
 
     @classmethod
     def from_args(cls, args: ResourceValidationArgs) -> WireResource:
@@ -79,7 +87,8 @@ class WireResource:
 
     def project(self, default: str | None) -> str | Unknown | None:
         """The resource's project: its ``project`` property, else its provider's ``project``,
-        else ``default`` (policy config ``defaultProject``); :data:`UNKNOWN` if not known yet.
+        else ``default`` (policy config ``defaultProject``) unless :attr:`no_default_project`;
+        :data:`UNKNOWN` if not known yet.
 
         Raises :class:`~pushguard.crossguard.wire.WireShapeError` for a non-string project.
         """
@@ -92,4 +101,4 @@ class WireResource:
                 return UNKNOWN
             if provider:
                 return provider
-        return default
+        return None if self.no_default_project else default

@@ -86,7 +86,15 @@ def run_job(job: dict[str, Any], channel: IO[str]) -> None:
 
         def on_record(record: ResourceRecord) -> None:
             made = stacks.get((record.type, record.name))
-            body = {**dataclasses.asdict(record), "call_stack": made.pop(0) if made else []}
+            frames = made.pop(0) if made else []
+            body = {**dataclasses.asdict(record), "call_stack": frames}
+            if record.source is None and frames:
+                # The SDK sends no sourcePosition for a resource constructed as
+                # pulumi.CustomResource(...) itself: it looks for a third __init__ frame
+                # (Resource, CustomResource, the concrete class) and finds none
+                # (pulumi/runtime/resource.py, _get_stack_trace). The program's innermost
+                # frame is the line that called the constructor, as for a provider's class.
+                body["source"] = frames[-1]
             _send(channel, nonce, "record", body)
 
         run, failure = run_project_program(

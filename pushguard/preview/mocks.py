@@ -53,8 +53,10 @@ import pulumi
 from pulumi.runtime import rpc
 from pulumi.runtime import settings as pulumi_settings
 
+from pushguard.crossguard.resources import WireResource
 from pushguard.crossguard.routes import kcc, native, terraform
 from pushguard.crossguard.urn import package_of, provider_urn
+from pushguard.preview.kubernetes_invokes import YAML_DECODE, decode_yaml
 from pushguard.rules.accounts import service_account_email, service_agent_email
 
 PLACEHOLDER_PROJECT_NUMBER = "000000000000"
@@ -323,8 +325,8 @@ def _kcc_project(state: State, provider: Mapping[str, Any]) -> str:
     own = _annotated(state)
     if own:
         return own
-    namespace = _text(_object(state.get("metadata")).get("namespace"))
-    namespace = namespace or _text(provider.get("namespace")) or "default"
+    placed = WireResource(urn="", type="", name="", props=state, provider_props=provider)
+    namespace = kcc.namespace_of(placed)  # the provider's kubeconfig context's too
     registered = getattr(pulumi_settings.get_monitor(), "resources", {})
     for entry in registered.values():
         found = _object(getattr(entry, "state", None))
@@ -480,6 +482,8 @@ class GcpMocks(pulumi.runtime.Mocks):
         """The inputs after the provider's ``Check``: the auto-named property filled in
         (``name`` plus a suffix), as the engine sends them to analyzers."""
         checked = dict(inputs)
+        if type_token == kcc.SUBSCRIPTION_PATCH:  # a patch names an existing object
+            return checked
         if type_token in kcc.TYPES:  # pulumi-kubernetes auto-names metadata.name
             metadata = checked.get("metadata")
             metadata = dict(metadata) if isinstance(metadata, dict) else {}
@@ -495,14 +499,15 @@ class GcpMocks(pulumi.runtime.Mocks):
         """Whether the output-form invoke of function ``token`` is unknown at preview (the
         monitor asks; recorded in :attr:`unknown_calls`): every function but ``getProject``, whose
         answer is configured. A data source reads the cloud, which a preview offline cannot."""
-        if token == GET_PROJECT:
+        if token in (GET_PROJECT, YAML_DECODE):
             return False
         self.unknown_calls.add(token)
         return True
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> State:  # type: ignore[override]
         """Answers to provider functions: ``getProject`` from the map (or the placeholder);
-        any other function returns its arguments (recorded in :attr:`echoed_calls`), and at
+        ``kubernetes:yaml:decode`` as the provider parses it (:func:`decode_yaml`); any other
+        function returns its arguments (recorded in :attr:`echoed_calls`), and at
         preview, where it is a plain invoke (``get_*``; an output-form invoke of a data source
         never gets here: it is unknown, see :meth:`unknown_at_preview`), its computed outputs
         unknown as well (:func:`data_source_at_preview`; recorded in :attr:`unknown_calls`)."""
@@ -515,6 +520,8 @@ class GcpMocks(pulumi.runtime.Mocks):
                 "name": project,
                 "id": f"projects/{project}",
             }
+        if args.token == YAML_DECODE:  # a pure parse, answered at preview by the provider too
+            return decode_yaml(args.args)
         self.echoed_calls.add(args.token)
         if not pulumi.runtime.is_dry_run():
             return dict(args.args)

@@ -22,6 +22,7 @@ from pathlib import Path
 import grpc
 
 from pushguard.components.push_subscription import TYPE_TOKEN
+from pushguard.crossguard.routes import uncheckable_error
 from pushguard.gate.analyzer import Diagnostic, PackStartError, PolicyPackProcess
 from pushguard.gate.pack import pack_python, resolve_pack_dir
 from pushguard.gate.result import StackResult, Violation, sort_violations
@@ -31,6 +32,7 @@ from pushguard.preview.isolation import (
     ProgramEndedError,
     run_isolated,
 )
+from pushguard.preview.kubernetes_invokes import UNANSWERABLE
 from pushguard.preview.limits import DEFAULT_TIMEOUT
 from pushguard.preview.mocks import GOOGLE_PACKAGES, PLACEHOLDER_PROJECT_NUMBER
 from pushguard.preview.origin import PreviewError, ProgramOrigin
@@ -130,7 +132,24 @@ def run_preview(options: PreviewOptions) -> StackResult:
     if unexpanded:  # what the engine would construct is not known: never a pass
         result.not_checked = [*result.not_checked, *not_checked(unexpanded)]
         raise PreviewError(not_expanded_error(unexpanded), result)
+    unseen = sorted(set(run.unknown_calls) & set(UNANSWERABLE))
+    if unseen:  # resources a provider function would create are not known: never a pass
+        raise PreviewError(_unanswerable_error(unseen), result)
+    unread = uncheckable_error(r.type for r in result.resources)
+    if unread:  # a push config the pack cannot read: never a pass
+        raise PreviewError(unread, result)
     return result
+
+
+def _unanswerable_error(tokens: list[str]) -> str:
+    """The exit-2 message for provider functions that create resources and cannot be answered
+    offline (:data:`~pushguard.preview.kubernetes_invokes.UNANSWERABLE`), naming each."""
+    named = "; ".join(f"{token} ({UNANSWERABLE[token]})" for token in tokens)
+    return (
+        f"provider function(s) {named} cannot be answered offline, so the resources they would "
+        "create were not registered or checked; check this stack with "
+        "`pulumi preview --policy-pack`"
+    )
 
 
 def _fill(result: StackResult, run: IsolatedRun) -> None:

@@ -19,10 +19,11 @@ report as not checked by every policy, never passed quietly.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pushguard.crossguard.resources import SUBSCRIPTION_TYPE, WireResource
 from pushguard.crossguard.routes import kcc, native, terraform
+from pushguard.crossguard.routes.names import bridged
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,11 @@ class SubscriptionType:
     route: str
     mapped: bool
     why: str
+    managed_by_google: bool = False
+    """The push subscription is created and managed by Google (Eventarc): its push config is not
+    the resource's to set, so it stays "not checked" without failing the run. Otherwise an
+    unmapped type's push config is the program's, unread: the run cannot pass
+    (:func:`uncheckable`)."""
 
 
 _TF_WHY = (
@@ -56,6 +62,13 @@ SUBSCRIPTION_TYPES: tuple[SubscriptionType, ...] = (
         "spec.pushConfig has pulumi-gcp's fields; topic, dead-letter topic and project are "
         "resolved from references and annotations",
     ),
+    SubscriptionType(
+        kcc.SUBSCRIPTION_PATCH,
+        "config-connector",
+        True,
+        "pulumi-kubernetes' CustomResourcePatch of an existing PubSubSubscription: the fields "
+        "it sets are checked like a subscription's, those it does not set are unknown",
+    ),
     *(SubscriptionType(t, "terraform", True, _TF_WHY) for t in terraform.SUBSCRIPTION_TYPES),
     SubscriptionType(
         "google-native:pubsub/v1beta2:Subscription",
@@ -69,18 +82,21 @@ SUBSCRIPTION_TYPES: tuple[SubscriptionType, ...] = (
         False,
         "Eventarc creates and manages the trigger's push subscription itself; its endpoint and "
         "push authentication are not the trigger's properties",
+        managed_by_google=True,
     ),
     SubscriptionType(
         "google-native:eventarc/v1:Trigger",
         "google-native",
         False,
         "Eventarc creates and manages the trigger's push subscription itself",
+        managed_by_google=True,
     ),
     SubscriptionType(
         "kubernetes:eventarc.cnrm.cloud.google.com/v1beta1:EventarcTrigger",
         "config-connector",
         False,
         "Eventarc creates and manages the trigger's push subscription itself",
+        managed_by_google=True,
     ),
 )
 """Every resource type known to create a Pub/Sub subscription. Pub/Sub Lite subscriptions
@@ -94,6 +110,12 @@ MAPPED_SUBSCRIPTION_TYPES: frozenset[str] = frozenset(
     t.type for t in SUBSCRIPTION_TYPES if t.mapped
 )
 """The types the pack checks as subscriptions (the resource halves' types)."""
+
+UNCHECKABLE_TYPES: frozenset[str] = frozenset(
+    t.type for t in SUBSCRIPTION_TYPES if not t.mapped and not t.managed_by_google
+)
+"""The unmapped types whose push config the program sets: the pack reports each such resource
+as a violation of every policy (it cannot be checked), never a quiet pass."""
 
 
 def unmapped(resource_type: str) -> SubscriptionType | None:
@@ -138,6 +160,30 @@ def unmapped_iam(resource: WireResource) -> str | None:
     return None
 
 
+def uncheckable(resource_types: Iterable[str]) -> list[SubscriptionType]:
+    """The known unmapped subscription types among ``resource_types`` whose push config the
+    program sets (every unmapped type but Eventarc's, :attr:`SubscriptionType.managed_by_google`),
+    each once, by type: a gate that cannot read such a subscription's push config cannot pass the
+    stack (``pushguard preview``/``analyze`` exit 2 naming them; the pack reports each as a
+    violation of every policy)."""
+    found = {t: known for t in resource_types if (known := unmapped(t)) is not None}
+    return [known for _, known in sorted(found.items()) if not known.managed_by_google]
+
+
+def uncheckable_error(resource_types: Iterable[str]) -> str | None:
+    """The exit-2 message naming the :func:`uncheckable` types among ``resource_types``, or
+    ``None`` when there are none."""
+    found = uncheckable(resource_types)
+    if not found:
+        return None
+    named = "; ".join(f"{t.type} ({t.why})" for t in found)
+    return (
+        f"a push subscription of a type pushguard does not map was declared, so its push "
+        f"config was not checked and the stack cannot pass: {named}; use a mapped type "
+        "(python -m pushguard.crossguard.routes lists them)"
+    )
+
+
 def route_of(resource_type: str) -> str | None:
     """The route (``gcp``, ``google-native``, ``config-connector``, ``terraform``) whose
     adapter maps ``resource_type``, or ``None``."""
@@ -164,8 +210,28 @@ def canonical(resource: WireResource, index: kcc.KccIndex | None = None) -> list
     if route == "config-connector":
         return kcc.to_gcp(resource, index)
     if route == "terraform":
-        return [terraform.to_gcp(resource)]
+        return [terraform.to_gcp(_as_bridged(resource))]
+    if route == "gcp":
+        return [_as_bridged(resource)]
     return [resource]
+
+
+def _as_bridged(resource: WireResource) -> WireResource:
+    """A resource of a bridged provider (pulumi-gcp, the bridged Terraform ``google``) with its
+    keys as the bridge reads them (:func:`~pushguard.crossguard.routes.names.bridged`:
+    ``push_config`` and ``PushConfig`` are ``pushConfig``), its property dependencies too.
+
+    Raises:
+        SpellingError: two spellings of one property disagree.
+    """
+    props = bridged(resource.props)
+    if props == resource.props:
+        return resource
+    deps: dict[str, tuple[str, ...]] = {}
+    for key, urns in resource.property_dependencies.items():
+        name = next(iter(bridged({key: None})))
+        deps[name] = tuple(dict.fromkeys((*deps.get(name, ()), *urns)))
+    return replace(resource, props=props, property_dependencies=deps)
 
 
 def canonical_stack(resources: Iterable[WireResource]) -> list[WireResource]:
@@ -201,10 +267,20 @@ _PROJECT_FROM = {
     "google-native": "`project`, else the provider's (`google-native:project`, "
     "`GOOGLE_PROJECT`...)",
     "config-connector": "the `cnrm.cloud.google.com/project-id` annotation, else the "
-    "namespace's annotation or name when the `Namespace` is in the stack; otherwise not checked",
+    "namespace's annotation or name when the `Namespace` is in the stack (the namespace: "
+    "`metadata.namespace`, the provider's `namespace`, its kubeconfig context's); otherwise not "
+    "checked",
     "terraform": "`project`, else the provider's (`google:project`/`google-beta:project`, "
     "`GOOGLE_PROJECT`...)",
 }
+
+
+def _checked(known: SubscriptionType) -> str:
+    if known.mapped:
+        return "yes"
+    if known.managed_by_google:
+        return "no: listed as not checked (Google manages its push subscription)"
+    return "no: cannot be checked, so it fails the gate (exit 2; a violation in the pack)"
 
 
 def routes_markdown() -> str:
@@ -214,11 +290,7 @@ def routes_markdown() -> str:
     lines = [
         "| type | route | checked | why |",
         "|---|---|---|---|",
-        *(
-            f"| `{t.type}` | {t.route} | {'yes' if t.mapped else 'no: listed as not checked'} "
-            f"| {t.why} |"
-            for t in SUBSCRIPTION_TYPES
-        ),
+        *(f"| `{t.type}` | {t.route} | {_checked(t)} | {t.why} |" for t in SUBSCRIPTION_TYPES),
         "",
         "| route | project | IAM resources read by the grant rules |",
         "|---|---|---|",

@@ -23,9 +23,16 @@ The project (https://cloud.google.com/config-connector/docs/how-to/organizing-re
 ``spec.projectRef`` where the kind has one, else the resource's
 ``cnrm.cloud.google.com/project-id`` annotation, else its namespace's annotation, else the
 namespace's name. The namespace is ``metadata.namespace``, else the Kubernetes provider's
-``namespace``, else ``default``; its annotation is known only when the ``Namespace`` is declared
-in the same stack. Otherwise the project is not known offline and the rules that need it are
-listed as not checked with that reason (:attr:`WireResource.no_project`), never passed.
+``namespace``, else its kubeconfig context's, else ``default`` (:func:`placement`; the ambient
+kubeconfig of a provider without one is not known offline); its annotation is known only when
+the ``Namespace`` is declared in the same stack. Otherwise the project is not known offline and
+the rules that need it are listed as not checked with that reason
+(:attr:`WireResource.no_project`), never passed; the policy config's ``defaultProject`` stands in
+only for an object whose namespace nobody chose (:attr:`WireResource.no_default_project`).
+
+A ``PubSubSubscriptionPatch`` (:data:`SUBSCRIPTION_PATCH`) is read as the subscription it leaves
+behind (:func:`_patch`). A key of a ``PubSubSubscription`` spelt otherwise than the CRD
+(``push_config``) is refused (:func:`~pushguard.crossguard.routes.names.misspelt`).
 """
 
 from __future__ import annotations
@@ -35,13 +42,24 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import yaml
+from pulumi_policy.proxy import (
+    UNKNOWN_BOOLEAN_VALUE,
+    UNKNOWN_OBJECT_VALUE,
+    UNKNOWN_STRING_VALUE,
+)
+
 from pushguard.crossguard.graph import ACCOUNT, RUN_V2, TOPIC
 from pushguard.crossguard.resources import SUBSCRIPTION_TYPE, WireResource
-from pushguard.crossguard.wire import UNKNOWN, WireShapeError, get, get_str
+from pushguard.crossguard.routes.names import PUSH_CONFIG, keys_of, misspelt
+from pushguard.crossguard.wire import UNKNOWN, WireShapeError, get, get_str, holds_unknown
 
 PROJECT_ANNOTATION = "cnrm.cloud.google.com/project-id"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 SUBSCRIPTION = "kubernetes:pubsub.cnrm.cloud.google.com/v1beta1:PubSubSubscription"
+SUBSCRIPTION_PATCH = f"{SUBSCRIPTION}Patch"
+"""A patch of an existing ``PubSubSubscription`` (pulumi-kubernetes' ``CustomResourcePatch``,
+server-side apply: it sets only the fields it names; https://www.pulumi.com/registry/packages/kubernetes/how-to-guides/managing-resources-with-server-side-apply/)."""
 ACCOUNT_KIND = "kubernetes:iam.cnrm.cloud.google.com/v1beta1:IAMServiceAccount"
 RUN_KIND = "kubernetes:run.cnrm.cloud.google.com/v1beta1:RunService"
 TOPIC_KIND = "kubernetes:pubsub.cnrm.cloud.google.com/v1beta1:PubSubTopic"
@@ -50,7 +68,16 @@ PARTIAL_POLICY = "kubernetes:iam.cnrm.cloud.google.com/v1beta1:IAMPartialPolicy"
 POLICY = "kubernetes:iam.cnrm.cloud.google.com/v1beta1:IAMPolicy"
 
 TYPES: frozenset[str] = frozenset(
-    {SUBSCRIPTION, ACCOUNT_KIND, RUN_KIND, TOPIC_KIND, POLICY_MEMBER, PARTIAL_POLICY, POLICY}
+    {
+        SUBSCRIPTION,
+        SUBSCRIPTION_PATCH,
+        ACCOUNT_KIND,
+        RUN_KIND,
+        TOPIC_KIND,
+        POLICY_MEMBER,
+        PARTIAL_POLICY,
+        POLICY,
+    }
 )
 """Every Config Connector kind this adapter maps."""
 
@@ -69,6 +96,24 @@ _KIND_TYPES = {
     "PubSubTopic": TOPIC_KIND,
     "PubSubSubscription": SUBSCRIPTION,
 }
+
+
+_SUBSCRIPTION_SCHEMA: dict[str, Any] = {
+    "metadata": keys_of("name", "namespace", "annotations"),
+    "spec": {
+        "pushConfig": PUSH_CONFIG,
+        "topicRef": None,
+        "projectRef": None,
+        "resourceID": None,
+        "enableExactlyOnceDelivery": None,
+        "deadLetterPolicy": keys_of("deadLetterTopicRef"),
+    },
+}
+"""A ``PubSubSubscription``'s fields the rules read, by the CRD's names."""
+_PRUNED = (
+    "the Kubernetes API server prunes a field the PubSubSubscription CRD does not declare, or "
+    "rejects it under strict field validation"
+)
 
 
 @dataclass
@@ -101,12 +146,78 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+@dataclass(frozen=True)
+class Namespace:
+    """Where pulumi-kubernetes places an object: ``name`` (``None`` when not known offline, with
+    ``why``), and whether the program or its provider chose it (``explicit``:
+    ``metadata.namespace``, the provider's ``namespace`` or its kubeconfig's context)."""
+
+    name: str | None
+    explicit: bool
+    why: str = ""
+
+
 def namespace_of(resource: WireResource) -> str:
-    """The object's namespace: ``metadata.namespace``, else its provider's ``namespace``, else
-    ``default`` (as pulumi-kubernetes places it)."""
+    """The object's namespace name as :func:`placement` finds it, ``default`` when it is not
+    known (for indexing references by namespace only; the project never rests on this)."""
+    return placement(resource).name or "default"
+
+
+def placement(resource: WireResource) -> Namespace:
+    """The object's namespace as pulumi-kubernetes chooses it: ``metadata.namespace``, else its
+    provider's ``namespace``, else the namespace of the provider's kubeconfig context (its
+    ``context``, else ``current-context``), else ``default``
+    (https://www.pulumi.com/registry/packages/kubernetes/api-docs/provider/#namespace_nodejs:
+    "If not specified, the namespace from the kubeconfig context is used, falling back to
+    default"). A kubeconfig given as a path, or the ambient one a provider without ``kubeconfig``
+    reads (``KUBECONFIG``, ``~/.kube/config``), is not known offline: the name is ``None``."""
     own = _text(get(resource.props, "metadata.namespace"))
-    provider = _text((resource.provider_props or {}).get("namespace"))
-    return own or provider or "default"
+    if own:
+        return Namespace(own, True)
+    provider = resource.provider_props or {}
+    configured = _text(provider.get("namespace"))
+    if configured:
+        return Namespace(configured, True)
+    kubeconfig = provider.get("kubeconfig")
+    if kubeconfig is None or kubeconfig == "":
+        return Namespace(
+            None,
+            False,
+            "the object names no namespace and its kubernetes provider sets neither namespace "
+            "nor kubeconfig, so the namespace is the context's of the kubeconfig the provider "
+            "reads where it runs (KUBECONFIG or ~/.kube/config), not known offline",
+        )
+    context = _kubeconfig_namespace(kubeconfig, _text(provider.get("context")))
+    if isinstance(context, Namespace):
+        return context
+    return Namespace(context or "default", True)
+
+
+def _kubeconfig_namespace(kubeconfig: Any, context: str | None) -> str | Namespace | None:
+    """The namespace of ``context`` (else ``current-context``) in a kubeconfig's text (YAML or
+    JSON); a :class:`Namespace` naming why when the text cannot be read offline."""
+    unread = Namespace(
+        None,
+        True,
+        "its kubernetes provider's kubeconfig is not known offline (a path, or a value known "
+        "only at deployment), so neither is the namespace of its context",
+    )
+    if not isinstance(kubeconfig, str) or holds_unknown(kubeconfig):
+        return unread
+    try:
+        parsed = yaml.safe_load(kubeconfig)
+    except yaml.YAMLError:
+        return unread
+    if not isinstance(parsed, Mapping):
+        return unread  # a path: the provider reads the file where it runs
+    wanted = context or parsed.get("current-context")
+    contexts = parsed.get("contexts")
+    for entry in contexts if isinstance(contexts, list) else []:
+        if isinstance(entry, Mapping) and entry.get("name") == wanted:
+            inner = entry.get("context")
+            found = inner.get("namespace") if isinstance(inner, Mapping) else None
+            return found if isinstance(found, str) and found else None
+    return None
 
 
 def _annotation(props: Mapping[str, Any]) -> Any:
@@ -130,17 +241,23 @@ def project_of(resource: WireResource, index: KccIndex | None) -> tuple[Any, str
     own = _annotation(resource.props)
     if own is not None:
         return own, None
-    namespace = namespace_of(resource)
-    declared = index.namespaces.get(namespace) if index else None
+    where = placement(resource)
+    if where.name is None:
+        return None, (
+            f"the Config Connector project of {resource.name!r} is not known offline: it has no "
+            f"{PROJECT_ANNOTATION} annotation and {where.why}; annotate the resource or set its "
+            "namespace (metadata.namespace or the provider's namespace)"
+        )
+    declared = index.namespaces.get(where.name) if index else None
     if declared is not None:
         found = _annotation(declared.props)
-        return (found if found is not None else namespace), None
+        return (found if found is not None else where.name), None
     return None, (
         f"the Config Connector project of {resource.name!r} is not known offline: it has no "
-        f"{PROJECT_ANNOTATION} annotation and its namespace {namespace!r} is not declared in "
+        f"{PROJECT_ANNOTATION} annotation and its namespace {where.name!r} is not declared in "
         "this stack (Config Connector then takes the namespace's annotation, else the namespace's "
-        "name); annotate the resource, declare the Namespace in the stack, or set defaultProject "
-        "in the policy config"
+        "name); annotate the resource or declare the Namespace in the stack"
+        + ("" if where.explicit else ", or set defaultProject in the policy config")
     )
 
 
@@ -194,8 +311,15 @@ def to_gcp(resource: WireResource, index: KccIndex | None) -> list[WireResource]
     props = resource.props
     project, why = project_of(resource, index)
     namespace = namespace_of(resource)
+    # defaultProject is for an object that chooses nothing: one in a namespace the program or
+    # its provider chose stays "not checked" when that namespace's project is not known.
+    explicit = placement(resource).explicit
     base: dict[str, Any] = {} if project is None else {"project": project}
+    if resource.type == SUBSCRIPTION_PATCH:
+        misspelt(props, _SUBSCRIPTION_SCHEMA, "", _PRUNED)
+        return [_patch(resource, index)]
     if resource.type == SUBSCRIPTION:
+        misspelt(props, _SUBSCRIPTION_SCHEMA, "", _PRUNED)
         spec_keys = ("pushConfig", "deadLetterPolicy", "enableExactlyOnceDelivery")
         canonical = {**base, "name": _resource_id(props)}
         for key in spec_keys:
@@ -208,7 +332,7 @@ def to_gcp(resource: WireResource, index: KccIndex | None) -> list[WireResource]
             policy["deadLetterTopic"] = _topic_path(dead, project, index, namespace)
             canonical["deadLetterPolicy"] = policy
         deps = _deps(resource, (*spec_keys, "topic"))
-        return [_as(resource, SUBSCRIPTION_TYPE, canonical, deps, why)]
+        return [_as(resource, SUBSCRIPTION_TYPE, canonical, deps, why, placed=explicit)]
     if resource.type == ACCOUNT_KIND:
         canonical = {**base, "accountId": _resource_id(props), "email": get(props, "status.email")}
         return [_as(resource, ACCOUNT, canonical, _deps(resource, ("accountId",)), why)]
@@ -225,16 +349,76 @@ def to_gcp(resource: WireResource, index: KccIndex | None) -> list[WireResource]
     return _iam(resource, index, namespace)
 
 
+PATCH_UNSET = (
+    "is not set by this patch (a server-side apply of an existing PubSubSubscription), so it "
+    "keeps the existing object's value, which is not known offline"
+)
+"""Why a field a patch does not set is unknown (:attr:`WireResource.unknown_reason`)."""
+
+
+def _patch(resource: WireResource, index: KccIndex | None) -> WireResource:
+    """A ``PubSubSubscriptionPatch`` as the subscription it leaves behind: the fields it sets
+    are read like a ``PubSubSubscription``'s; every field the rules read that it does not set
+    (inside ``pushConfig`` too) is unknown, since it keeps the existing object's value (but the
+    dead-letter policy, read only by the advisory grant rule, which is left out); the
+    project is the patch's annotation, else not known (the existing object's annotation or
+    namespace decides it), and ``defaultProject`` does not stand in for it."""
+    props = resource.props
+    own = _annotation(props)
+    why = (
+        None
+        if own is not None
+        else (
+            f"the Config Connector project of patch {resource.name!r} is not known offline: the "
+            f"patch sets no {PROJECT_ANNOTATION} annotation, so the existing object's annotation, "
+            "else its namespace, decides it; set the annotation in the patch"
+        )
+    )
+    canonical: dict[str, Any] = {"name": _resource_id(props), "topic": UNKNOWN_STRING_VALUE}
+    if own is not None:
+        canonical["project"] = own
+    push = get(props, "spec.pushConfig")
+    if isinstance(push, Mapping):
+        push = dict(push)
+        push.setdefault("pushEndpoint", UNKNOWN_STRING_VALUE)
+        push.setdefault("oidcToken", UNKNOWN_OBJECT_VALUE)
+        if isinstance(push["oidcToken"], Mapping):
+            token = dict(push["oidcToken"])
+            token.setdefault("serviceAccountEmail", UNKNOWN_STRING_VALUE)
+            token.setdefault("audience", UNKNOWN_STRING_VALUE)
+            push["oidcToken"] = token
+    canonical["pushConfig"] = UNKNOWN_OBJECT_VALUE if push is None else push
+    once = get(props, "spec.enableExactlyOnceDelivery")
+    canonical["enableExactlyOnceDelivery"] = UNKNOWN_BOOLEAN_VALUE if once is None else once
+    dead = get(props, "spec.deadLetterPolicy.deadLetterTopicRef")
+    if dead is not None:  # unset, the existing policy stays: its grants are not the patch's
+        topic = _topic_path(dead, own, index, namespace_of(resource))
+        canonical["deadLetterPolicy"] = {"deadLetterTopic": topic}
+    deps = _deps(resource, ("pushConfig", "deadLetterPolicy", "enableExactlyOnceDelivery"))
+    mapped = _as(resource, SUBSCRIPTION_TYPE, canonical, deps, why, placed=True)
+    return replace(mapped, unknown_reason=PATCH_UNSET)
+
+
 def _as(
     resource: WireResource,
     type_token: str,
     props: dict[str, Any],
     deps: Mapping[str, tuple[str, ...]],
     why: str | None,
+    *,
+    placed: bool = False,
 ) -> WireResource:
+    """``resource`` as ``type_token`` with ``props``; ``why``: why its project is not known when
+    it is absent; ``placed``: it is in a namespace the program or its provider chose, so the
+    policy config's ``defaultProject`` does not stand in for that namespace's project."""
     kept = {k: v for k, v in props.items() if v is not None}
     return replace(
-        resource, type=type_token, props=kept, property_dependencies=dict(deps), no_project=why
+        resource,
+        type=type_token,
+        props=kept,
+        property_dependencies=dict(deps),
+        no_project=why,
+        no_default_project=placed,
     )
 
 

@@ -33,6 +33,7 @@ from typing import Any
 
 from pushguard.crossguard.graph import ACCOUNT, FUNCTION_V1, RUN_V2, TOPIC
 from pushguard.crossguard.resources import SUBSCRIPTION_TYPE, WireResource
+from pushguard.crossguard.routes.names import PUSH_CONFIG, keys_of, misspelt
 from pushguard.crossguard.wire import get_str, holds_unknown
 
 SUBSCRIPTION = "google-native:pubsub/v1:Subscription"
@@ -92,12 +93,31 @@ def _renamed(resource: WireResource, names: Mapping[str, str]) -> tuple[dict[str
     return props, deps
 
 
+_SUBSCRIPTION_SCHEMA = {
+    "pushConfig": PUSH_CONFIG,
+    "subscriptionId": None,
+    "project": None,
+    "topic": None,
+    "enableExactlyOnceDelivery": None,
+    "deadLetterPolicy": keys_of("deadLetterTopic"),
+}
+"""The subscription's properties the rules read, by their Google Cloud Native names."""
+_DROPS = (
+    "Google Cloud Native sends only its schema's (the REST API's camelCase) names to the API "
+    "and does not rename other keys"
+)
+
+
 def to_gcp(resource: WireResource) -> WireResource:
     """``resource`` (a type of :data:`TYPES`) in pulumi-gcp's type and property names.
 
     Raises:
         WireShapeError: a property has a shape the provider would reject.
+        SpellingError: a subscription spells a property the rules read otherwise than the
+            schema (``push_config``), which google-native does not send.
     """
+    if resource.type == SUBSCRIPTION:
+        misspelt(resource.props, _SUBSCRIPTION_SCHEMA, "", _DROPS)
     if resource.type in _PLAIN:
         gcp, names = _PLAIN[resource.type]
         props, deps = _renamed(resource, names)

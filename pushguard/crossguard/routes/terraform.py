@@ -13,7 +13,9 @@ pulumi-gcp is bridged from (https://registry.terraform.io/providers/hashicorp/go
 ``push_config.oidc_token.service_account_email``, ``project``...), so only the type token changes.
 The project: the resource's ``project``, else the provider's (``google:project`` or
 ``google-beta:project`` for the default provider, which like pulumi-gcp also reads
-``GOOGLE_PROJECT``... from its environment).
+``GOOGLE_PROJECT``... from its environment). Keys are read as the bridge reads them
+(``push_config``, ``PushConfig``: :func:`~pushguard.crossguard.routes.names.bridged`, applied by
+:func:`pushguard.crossguard.routes.canonical` before :func:`to_gcp`).
 """
 
 from __future__ import annotations
