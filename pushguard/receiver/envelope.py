@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Annotated, Any
 
 from pydantic import (
+    AfterValidator,
     AliasChoices,
     BaseModel,
     ConfigDict,
@@ -44,8 +46,37 @@ MESSAGE_ID_HEADER = "x-goog-pubsub-message-id"
 PUBLISH_TIME_HEADER = "x-goog-pubsub-publish-time"
 ORDERING_KEY_HEADER = "x-goog-pubsub-ordering-key"
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+"""C0 and C1 control characters, DEL, the Unicode line and paragraph separators (each starts a
+new line in some log viewers) and lone surrogates (a JSON escape such as ``\\ud800`` decodes to
+one; it is not Unicode text and cannot be encoded as UTF-8)."""
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _no_control(value: str) -> str:
+    if _CONTROL.search(value):
+        raise PydanticCustomError("control_characters", "control characters are not allowed")
+    return value
+
+
+def _unicode(value: str) -> str:
+    if _SURROGATE.search(value):
+        raise PydanticCustomError("not_unicode", "a lone surrogate is not Unicode text")
+    return value
+
+
+LoggedText = Annotated[str, AfterValidator(_no_control)]
+"""A string a handler is likely to log (subscription, ordering key, attribute key): no control
+characters, so it cannot forge a log line."""
+
+Text = Annotated[str, AfterValidator(_unicode)]
+"""Any Unicode text (an attribute value may hold newlines), but valid: encodable as UTF-8."""
+
 SubscriptionName = Annotated[
-    str, StringConstraints(pattern=r"^projects/[^/\s,]+/subscriptions/[^/\s,]+$", max_length=512)
+    str,
+    StringConstraints(pattern=r"^projects/[^/\s,]+/subscriptions/[^/\s,]+$", max_length=512),
+    AfterValidator(_no_control),
 ]
 
 _RFC3339 = re.compile(
@@ -69,8 +100,9 @@ def _rfc3339(value: object) -> datetime:
 PublishTime = Annotated[datetime, PlainValidator(_rfc3339)]
 
 MessageIdHeader = Annotated[str, StringConstraints(pattern=r"^[!-+\--~]{1,256}$")]
-"""A message ID from a header: visible ASCII without ``,``, so that two header lines merged by a
-WSGI server (``"1,2"``) are refused rather than taken as one ID."""
+"""A message ID: visible ASCII without ``,``, so that two header lines merged by a WSGI server
+(``"1,2"``) are refused rather than taken as one ID. Pub/Sub's IDs are decimal digits; the
+wrapped ``messageId`` is held to the same form, so no control character reaches a log line."""
 
 
 def _agree(value: Any, pairs: tuple[tuple[str, str], ...]) -> Any:
@@ -119,12 +151,10 @@ class _WireMessage(BaseModel):
     model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
 
     data: str = ""
-    attributes: dict[str, str] = Field(default_factory=dict)
-    message_id: str = Field(
-        validation_alias=AliasChoices("messageId", "message_id"), min_length=1, max_length=256
-    )
+    attributes: dict[LoggedText, Text] = Field(default_factory=dict)
+    message_id: MessageIdHeader = Field(validation_alias=AliasChoices("messageId", "message_id"))
     publish_time: PublishTime = Field(validation_alias=AliasChoices("publishTime", "publish_time"))
-    ordering_key: str | None = Field(
+    ordering_key: LoggedText | None = Field(
         default=None, validation_alias=AliasChoices("orderingKey", "ordering_key")
     )
 
@@ -198,6 +228,8 @@ _SENTENCES = {
     "json_type": "is not UTF-8 JSON",
     "rfc3339": "must be an RFC 3339 time with an offset",
     "spellings_differ": "has two spellings of a field that differ",
+    "control_characters": "must not contain control characters",
+    "not_unicode": "is not valid Unicode text",
 }
 
 
@@ -215,19 +247,62 @@ def _describe(error: ValidationError, names: Mapping[str, str] | None = None) ->
     return f"{where}: {_SENTENCES.get(first['type'], 'is not valid')}"
 
 
+class _NotStrictJsonError(ValueError):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise _NotStrictJsonError("body: an object has the same key twice")
+    return found
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotStrictJsonError("body: NaN and Infinity are not JSON")
+
+
+def strict_json(body: bytes) -> Any:
+    """The JSON value of ``body``, read as RFC 8259 says and nothing more lenient.
+
+    UTF-8 only (no UTF-16/32, no byte order mark: RFC 8259 section 8.1), no ``NaN``,
+    ``Infinity`` or ``-Infinity`` (not JSON numbers: section 6), and no object with the same key
+    twice (section 4 leaves duplicates' meaning to the parser; "last wins" would let a second
+    ``data`` or ``subscription`` replace the first unseen by anything that reads the first).
+
+    Raises:
+        PushRejected: 400 ``malformed_envelope`` with a fixed reason.
+    """
+    try:
+        return json.loads(
+            bytes(body).decode("utf-8"),
+            object_pairs_hook=_unique_keys,
+            parse_constant=_no_constant,
+        )
+    except _NotStrictJsonError as refused:
+        raise PushRejected(400, "malformed_envelope", refused.reason) from None
+    except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise PushRejected(400, "malformed_envelope", "body: is not UTF-8 JSON") from None
+
+
 def parse_wrapped(body: bytes, token: TokenClaims | None = None) -> PushMessage:
     """Parse a wrapped push body.
 
     Args:
-        body: the raw request body (UTF-8 JSON).
+        body: the raw request body (UTF-8 JSON, read by :func:`strict_json`).
         token: verified claims to attach.
 
     Raises:
-        PushRejected: 400, naming the first field that is missing or of the wrong type (values
-            from the body are never echoed).
+        PushRejected: 400, naming the first field that is missing or of the wrong type, or
+            holds control characters where a handler would log it (``messageId`` visible ASCII;
+            ``subscription``, ``orderingKey`` and attribute keys without control characters);
+            values from the body are never echoed.
     """
+    document = strict_json(body)
     try:
-        wire = _WireEnvelope.model_validate_json(body)
+        wire = _WireEnvelope.model_validate(document)
     except ValidationError as exc:
         raise PushRejected(400, "malformed_envelope", _describe(exc)) from None
     try:

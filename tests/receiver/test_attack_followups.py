@@ -396,14 +396,21 @@ def test_an_expired_or_future_certificate_is_skipped_and_reported(google: FakeGo
         {
             "k1": _certificate(google, "k1", NOW - 30 * day, NOW - 120),  # expired 2 minutes ago
             "k2": _certificate(google, "k2", NOW + 3600, NOW + 30 * day),  # valid in an hour
+            "k3": _certificate(google, "k1", NOW - day, NOW + day),  # k1's key, valid, as k3
         },
     )
     assert _code(verifier, google.token(kid="k1")) == "unknown_key"
     assert _code(verifier, google.token(kid="k2")) == "unknown_key"
+    assert _code(verifier, google.token(kid="k3", key=google.keys["k1"])) == "accepted"
     assert source.skipped == {
         "k1": "a certificate outside its validity period",
         "k2": "a certificate outside its validity period",
     }
+
+
+def test_a_document_of_expired_certificates_only_is_keys_unavailable(google: FakeGoogle) -> None:
+    _, verifier = _online(google, {"k1": _certificate(google, "k1", NOW - 86400, NOW - 120)})
+    assert _code(verifier, google.token(kid="k1")) == "keys_unavailable"  # 503: Pub/Sub retries
 
 
 def test_a_certificate_within_the_clock_skew_of_its_validity_is_used(google: FakeGoogle) -> None:
