@@ -26,7 +26,6 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from pydantic import (
-    AfterValidator,
     AliasChoices,
     BaseModel,
     ConfigDict,
@@ -46,38 +45,27 @@ MESSAGE_ID_HEADER = "x-goog-pubsub-message-id"
 PUBLISH_TIME_HEADER = "x-goog-pubsub-publish-time"
 ORDERING_KEY_HEADER = "x-goog-pubsub-ordering-key"
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
-"""C0 and C1 control characters, DEL, the Unicode line and paragraph separators (each starts a
-new line in some log viewers) and lone surrogates (a JSON escape such as ``\\ud800`` decodes to
-one; it is not Unicode text and cannot be encoded as UTF-8)."""
+NO_CONTROL = r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029]*$"
+"""No C0 or C1 control character, DEL, or Unicode line or paragraph separator (each starts a new
+line in some log viewers)."""
 
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
-
-
-def _no_control(value: str) -> str:
-    if _CONTROL.search(value):
-        raise PydanticCustomError("control_characters", "control characters are not allowed")
-    return value
-
-
-def _unicode(value: str) -> str:
-    if _SURROGATE.search(value):
-        raise PydanticCustomError("not_unicode", "a lone surrogate is not Unicode text")
-    return value
-
-
-LoggedText = Annotated[str, AfterValidator(_no_control)]
+LoggedText = Annotated[str, StringConstraints(pattern=NO_CONTROL)]
 """A string a handler is likely to log (subscription, ordering key, attribute key): no control
-characters, so it cannot forge a log line."""
+characters, so it cannot forge a log line. Like every pattern-checked string, it must also be
+valid Unicode: a lone surrogate (which the JSON escape ``\\ud800`` decodes to, and which cannot
+be encoded as UTF-8) is refused."""
 
-Text = Annotated[str, AfterValidator(_unicode)]
-"""Any Unicode text (an attribute value may hold newlines), but valid: encodable as UTF-8."""
+Text = Annotated[str, StringConstraints(pattern=r"(?s)^.*$")]
+"""Any Unicode text (an attribute value may hold newlines), but valid: no lone surrogate."""
 
 SubscriptionName = Annotated[
     str,
-    StringConstraints(pattern=r"^projects/[^/\s,]+/subscriptions/[^/\s,]+$", max_length=512),
-    AfterValidator(_no_control),
+    StringConstraints(
+        pattern=r"^projects/[^/\s,\x00-\x1f\x7f-\x9f]+/subscriptions/[^/\s,\x00-\x1f\x7f-\x9f]+$",
+        max_length=512,
+    ),
 ]
+"""``projects/P/subscriptions/S``: no whitespace, ``,`` or control character in either name."""
 
 _RFC3339 = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.][0-9]{1,9})?"
@@ -228,8 +216,7 @@ _SENTENCES = {
     "json_type": "is not UTF-8 JSON",
     "rfc3339": "must be an RFC 3339 time with an offset",
     "spellings_differ": "has two spellings of a field that differ",
-    "control_characters": "must not contain control characters",
-    "not_unicode": "is not valid Unicode text",
+    "string_unicode": "is not valid Unicode text",
 }
 
 
@@ -244,6 +231,10 @@ def _describe(error: ValidationError, names: Mapping[str, str] | None = None) ->
             break
         path.append(names.get(part, part) if names else part)
     where = ".".join(path) or "body"
+    if first["type"] == "string_pattern_mismatch" and first.get("ctx", {}).get("pattern") == (
+        NO_CONTROL
+    ):
+        return f"{where}: must not contain control characters"
     return f"{where}: {_SENTENCES.get(first['type'], 'is not valid')}"
 
 
@@ -264,6 +255,10 @@ def _no_constant(name: str) -> Any:
     raise _NotStrictJsonError("body: NaN and Infinity are not JSON")
 
 
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+"""One decoder for every body: ``json.loads`` with hooks would build a new one per call."""
+
+
 def strict_json(body: bytes) -> Any:
     """The JSON value of ``body``, read as RFC 8259 says and nothing more lenient.
 
@@ -276,11 +271,7 @@ def strict_json(body: bytes) -> Any:
         PushRejected: 400 ``malformed_envelope`` with a fixed reason.
     """
     try:
-        return json.loads(
-            bytes(body).decode("utf-8"),
-            object_pairs_hook=_unique_keys,
-            parse_constant=_no_constant,
-        )
+        return _DECODER.decode(bytes(body).decode("utf-8"))
     except _NotStrictJsonError as refused:
         raise PushRejected(400, "malformed_envelope", refused.reason) from None
     except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
