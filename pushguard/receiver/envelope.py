@@ -318,7 +318,7 @@ class _UnwrappedMetadata(BaseModel):
     subscription: SubscriptionName | None = None
     message_id: MessageIdHeader | None = None
     publish_time: PublishTime | None = None
-    ordering_key: str | None = None
+    ordering_key: LoggedText | None = None
 
 
 def parse_unwrapped(

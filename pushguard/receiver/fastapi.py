@@ -65,7 +65,8 @@ class PushRoute(APIRoute):
     dependency are left as they are. For a verified push, the response the route produced:
 
     - with an acknowledging status (200, 201, 202, 204) or a 4xx/5xx is sent (102 as 202);
-    - with any other status is replaced by a 500, logged (the status, never the content);
+    - with any other status (also from an ``HTTPException`` the handler raises) is replaced by
+      a 500, logged (the status, never the content);
     - a ``StreamingResponse`` is run to its end first and sent as a plain response, so the
       status never precedes the work; an exception it raises propagates (FastAPI answers 500).
     """
@@ -75,7 +76,14 @@ class PushRoute(APIRoute):
         handle = super().get_route_handler()
 
         async def push_route_handler(request: Request) -> Response:
-            response = await handle(request)
+            try:
+                response = await handle(request)
+            except HTTPException as raised:  # the handler's own HTTPException(203) is no ack
+                status = int(raised.status_code)
+                if request.scope.get(_VERIFIED) is True and not _answerable(status):
+                    bug = handler_bug(f"status {status}")
+                    return PlainTextResponse(bug.body, status_code=bug.status)
+                raise
             if request.scope.get(_VERIFIED) is not True:
                 return response
             return await _checked(response)
@@ -83,9 +91,13 @@ class PushRoute(APIRoute):
         return push_route_handler
 
 
+def _answerable(status: int) -> bool:
+    return status in ACK_STATUSES or 400 <= status <= 599
+
+
 async def _checked(response: Response) -> Response:
     status = int(response.status_code)
-    if status not in ACK_STATUSES and not 400 <= status <= 599:
+    if not _answerable(status):
         bug = handler_bug(f"status {status}")
         return PlainTextResponse(bug.body, status_code=bug.status)
     if not isinstance(response, StreamingResponse) and status != 102:

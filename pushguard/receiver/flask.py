@@ -36,6 +36,7 @@ import functools
 from collections.abc import Callable
 
 import flask
+from werkzeug.exceptions import HTTPException
 
 from pushguard.receiver.ack import ACK_STATUSES
 from pushguard.receiver.errors import PushRejected
@@ -54,7 +55,9 @@ from pushguard.receiver.wsgi import read_body, seal_body
 def respond(verifier: PushVerifier, request: flask.Request, handler: Handler) -> flask.Response:
     """Verify ``request``, call ``handler`` and build the Flask response.
 
-    Exceptions raised by ``handler`` propagate (Flask answers 500: a negative acknowledgement).
+    Exceptions raised by ``handler`` propagate (Flask answers 500: a negative acknowledgement);
+    an ``HTTPException`` (``abort``) propagates too unless its status is one Pub/Sub would
+    misread (``abort(redirect(...))``): that is a 500, logged.
     """
     try:
         token = verifier.verify_token(request.headers)
@@ -64,7 +67,14 @@ def respond(verifier: PushVerifier, request: flask.Request, handler: Handler) ->
         seal_body(request.environ, unread=True)
         return _to_flask(rejection_response(rejection))
     seal_body(request.environ, body)
-    return result_response(handler(message))
+    try:
+        outcome = handler(message)
+    except HTTPException as raised:  # abort(404) stays Flask's; abort(redirect(...)) is no ack
+        status = raised.response.status_code if raised.response is not None else raised.code
+        if status is not None and status not in ACK_STATUSES and not 400 <= status <= 599:
+            return _to_flask(handler_bug(f"status {status}"))
+        raise
+    return result_response(outcome)
 
 
 def result_response(outcome: object) -> flask.Response:

@@ -26,7 +26,7 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.x509.oid import NameOID
-from fastapi import APIRouter, Depends, FastAPI, Response
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Response
 from fastapi.responses import StreamingResponse
 from fastapi.testclient import TestClient
 
@@ -45,6 +45,20 @@ from .conftest import AUDIENCE, EMAIL, NOW, FakeGoogle, bearer, wrapped_body
 from .test_keys_and_cache import Response as CertResponse
 
 # --- 1 and 2: FastAPI handler results ---------------------------------------------------------
+
+
+def _error_routes(app: FastAPI, verified: PushDependency) -> None:
+    @app.post("/raises-302", status_code=204)
+    def raises_302(message: PushMessage = Depends(verified)) -> None:  # noqa: B008
+        raise HTTPException(302, headers={"Location": "https://elsewhere.example/"})
+
+    @app.post("/raises-429", status_code=204)
+    def raises_429(message: PushMessage = Depends(verified)) -> None:  # noqa: B008
+        raise HTTPException(429)
+
+    @app.post("/returns-102")
+    def returns_102(message: PushMessage = Depends(verified)) -> Response:  # noqa: B008
+        return Response(status_code=102)
 
 
 @pytest.fixture(scope="module")
@@ -76,9 +90,7 @@ def fastapi_app(session_keys: dict[str, Any]) -> tuple[TestClient, list[str], Fa
     def returns_503(message: PushMessage = Depends(verified)) -> Response:  # noqa: B008
         return Response("busy", status_code=503)
 
-    @app.post("/returns-102")
-    def returns_102(message: PushMessage = Depends(verified)) -> Response:  # noqa: B008
-        return Response(status_code=102)
+    _error_routes(app, verified)
 
     @app.post("/streams-204")
     def streams_204(message: PushMessage = Depends(verified)) -> StreamingResponse:  # noqa: B008
@@ -112,6 +124,8 @@ def fastapi_app(session_keys: dict[str, Any]) -> tuple[TestClient, list[str], Fa
         ("/sets-203", 500),
         ("/returns-204", 204),
         ("/returns-503", 503),
+        ("/raises-302", 500),
+        ("/raises-429", 429),
         ("/returns-102", 202),
     ],
 )
@@ -123,10 +137,12 @@ def test_fastapi_a_handlers_own_response_follows_the_ack_contract(
 ) -> None:
     client, _, google = fastapi_app
     with caplog.at_level(logging.ERROR, logger="pushguard.receiver"):
-        response = client.post(path, content=wrapped_body(), headers=bearer(google.token()))
+        response = client.post(
+            path, content=wrapped_body(), headers=bearer(google.token()), follow_redirects=False
+        )
     assert response.status_code == status
     if status == 500:
-        assert "status 203" in caplog.text
+        assert f"status {path[-3:]}" in caplog.text
 
 
 def test_fastapi_a_push_route_without_push_route_is_refused_before_its_handler(
@@ -176,6 +192,8 @@ def _flask_result(message: PushMessage, ran: list[str]) -> Any:
         "tuple-accepted": lambda: ("queued", HTTPStatus.ACCEPTED),
         "enum-203": lambda: HTTPStatus.NON_AUTHORITATIVE_INFORMATION,
         "float": lambda: 204.0,
+        "abort-redirect": lambda: flask.abort(flask.redirect("https://elsewhere.example/")),
+        "abort-404": lambda: flask.abort(404),
     }[answer]()
 
 
@@ -252,6 +270,8 @@ def test_wsgi_a_streamed_response_runs_before_the_acknowledgement(
         ("tuple-accepted", 202),
         ("enum-203", 500),
         ("float", 500),
+        ("abort-redirect", 500),
+        ("abort-404", 404),
     ],
 )
 def test_wsgi_http_status_members_are_their_int_value(
@@ -345,6 +365,16 @@ def test_logged_envelope_strings_carry_no_control_characters(
     assert (caught.value.status, caught.value.code) == (400, "malformed_envelope")
     assert caught.value.reason.isascii() and caught.value.reason.isprintable()
     assert "FORGED" not in caught.value.reason
+
+
+def test_an_unwrapped_ordering_key_header_carries_no_control_characters(
+    google: FakeGoogle, make_verifier: Any
+) -> None:
+    verifier = make_verifier(payload_format="unwrapped")
+    headers = {**bearer(google.token()), "x-goog-pubsub-ordering-key": "k\x1b[31mFORGED"}
+    with pytest.raises(PushRejected) as caught:
+        verifier.verify(headers, b"data")
+    assert caught.value.reason == "x-goog-pubsub-ordering-key: must not contain control characters"
 
 
 def test_clean_unicode_still_passes(google: FakeGoogle, verifier: PushVerifier) -> None:
