@@ -165,7 +165,10 @@ class _WireEnvelope(BaseModel):
     message: _WireMessage
     subscription: SubscriptionName | None = None
     delivery_attempt: int | None = Field(
-        default=None, validation_alias=AliasChoices("deliveryAttempt", "delivery_attempt"), ge=1
+        default=None,
+        validation_alias=AliasChoices("deliveryAttempt", "delivery_attempt"),
+        ge=1,
+        le=2**31 - 1,  # an int32 in Pub/Sub's API (ReceivedMessage.delivery_attempt)
     )
 
     @model_validator(mode="before")
@@ -206,6 +209,7 @@ _SENTENCES = {
     "int_parsing": "must be an integer",
     "int_from_float": "must be an integer",
     "greater_than_equal": "must be 1 or more",
+    "less_than_equal": "is too large",
     "string_too_short": "must not be empty",
     "string_too_long": "is too long",
     "string_pattern_mismatch": "is not in the expected form",

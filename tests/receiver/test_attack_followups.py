@@ -6,8 +6,8 @@
 2. Streamed responses (Flask, Functions Framework, FastAPI) are run to their end before the
    status is sent: no acknowledgement before the work.
 3. ``http.HTTPStatus`` members are statuses (their ``int`` value); ``bool`` and ``float`` are not.
-4. The wrapped envelope is strict JSON (no ``NaN``/``Infinity``, no duplicate keys) and the
-   strings a handler logs carry no control characters.
+4. The wrapped envelope is strict JSON (no ``NaN``/``Infinity``, no duplicate keys, no absurd
+   ``deliveryAttempt``) and the strings a handler logs carry no control characters.
 5. Certificates outside their validity period are never used.
 """
 
@@ -326,6 +326,7 @@ STRICT_JSON = {
     b'"subscription": "projects/p/subscriptions/a", "subscription": "projects/p/subscriptions/b"}',
     "two attribute keys": _raw_message(', "attributes": {"k": "a", "k": "b"}'),
     "a lone surrogate in an attribute value": _raw_message(', "attributes": {"k": "\\ud800"}'),
+    "a 4,000-digit delivery attempt": json.dumps({**GOOD, "deliveryAttempt": 10**3999}).encode(),
     "UTF-16": json.dumps(GOOD).encode("utf-16"),
     "a BOM": b"\xef\xbb\xbf" + json.dumps(GOOD).encode(),
 }
@@ -352,7 +353,7 @@ def test_the_envelope_is_strict_json(google: FakeGoogle, verifier: PushVerifier,
     with pytest.raises(PushRejected) as caught:
         verifier.verify(bearer(google.token()), STRICT_JSON[name])
     assert (caught.value.status, caught.value.code) == (400, "malformed_envelope")
-    assert caught.value.reason.startswith(("body: ", "message."))
+    assert caught.value.reason.startswith(("body: ", "message.", "deliveryAttempt: "))
     assert "\\" not in caught.value.reason and "ZXZpbA" not in caught.value.reason
 
 
