@@ -215,7 +215,7 @@ def attack_rejections(certs: dict[str, str]) -> list[tuple[str, str, float, str]
     from fastapi import Depends, FastAPI
 
     from pushguard.receiver import PushMessage
-    from pushguard.receiver.fastapi import PushDependency
+    from pushguard.receiver.fastapi import PushDependency, PushRoute
     from pushguard.receiver.flask import push_handler
 
     verifier = PushVerifier(AUDIENCE, EMAIL, keys=certs)
@@ -259,6 +259,7 @@ def attack_rejections(certs: dict[str, str]) -> list[tuple[str, str, float, str]
         rows.append((name, "100,000 header lines (merged)", seconds, str(status)))
 
     fastapi_app = FastAPI()
+    fastapi_app.router.route_class = PushRoute
     dependency = PushDependency(verifier)
 
     @fastapi_app.post("/push", status_code=204)

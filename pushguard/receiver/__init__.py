@@ -10,6 +10,7 @@ Adapters: :mod:`pushguard.receiver.flask`, :mod:`pushguard.receiver.fastapi`,
 :mod:`pushguard.receiver.functions_framework`. Needs the ``receiver`` extra.
 """
 
+from pushguard.receiver import _extra  # noqa: F401 - first: names the extra if it is missing
 from pushguard.receiver.ack import ACK_STATUSES, ack_status, is_ack
 from pushguard.receiver.envelope import PushMessage, parse_unwrapped, parse_wrapped
 from pushguard.receiver.errors import PushRejected

@@ -25,13 +25,18 @@ def ack_status(outcome: bool | int | None = None, *, nack_status: int = DEFAULT_
 
     Args:
         outcome: ``None`` or ``True`` acknowledge (204); ``False`` asks for redelivery
-            (``nack_status``); an ``int`` is used as the status if it is an acknowledging one or
-            a 4xx/5xx.
+            (``nack_status``); an ``int`` (an ``int`` subclass such as ``http.HTTPStatus``
+            counts as its value; ``bool`` is the outcome above) is used as the status if it is
+            an acknowledging one or a 4xx/5xx.
         nack_status: the 4xx/5xx to answer for ``False`` (503 by default, "retry later").
+
+    Returns:
+        a plain ``int`` status.
 
     Raises:
         ValueError: the status would be an accidental negative acknowledgement (1xx/2xx/3xx other
-            than 102, 200, 201, 202, 204), or ``nack_status`` is not a 4xx/5xx.
+            than 102, 200, 201, 202, 204), ``outcome`` is not an ``int`` (a ``float`` such as
+            ``204.0`` is refused, not rounded), or ``nack_status`` is not a 4xx/5xx.
     """
     if not 400 <= nack_status <= 599:
         raise ValueError(f"nack_status: a 4xx or 5xx status is required, got {nack_status}")
@@ -39,9 +44,12 @@ def ack_status(outcome: bool | int | None = None, *, nack_status: int = DEFAULT_
         return DEFAULT_ACK_STATUS
     if outcome is False:
         return nack_status
-    if outcome in ACK_STATUSES or 400 <= outcome <= 599:
-        return outcome
+    if not isinstance(outcome, int):
+        raise ValueError(f"an int status is required, got a {type(outcome).__name__}")
+    status = int(outcome)  # HTTPStatus.NO_CONTENT is 204
+    if status in ACK_STATUSES or 400 <= status <= 599:
+        return status
     raise ValueError(
-        f"status {outcome} is neither an acknowledgement for Pub/Sub "
+        f"status {status} is neither an acknowledgement for Pub/Sub "
         f"({', '.join(map(str, sorted(ACK_STATUSES)))}) nor a 4xx/5xx negative acknowledgement"
     )

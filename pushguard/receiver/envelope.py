@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
@@ -44,9 +45,27 @@ MESSAGE_ID_HEADER = "x-goog-pubsub-message-id"
 PUBLISH_TIME_HEADER = "x-goog-pubsub-publish-time"
 ORDERING_KEY_HEADER = "x-goog-pubsub-ordering-key"
 
+NO_CONTROL = r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029]*$"
+"""No C0 or C1 control character, DEL, or Unicode line or paragraph separator (each starts a new
+line in some log viewers)."""
+
+LoggedText = Annotated[str, StringConstraints(pattern=NO_CONTROL)]
+"""A string a handler is likely to log (subscription, ordering key, attribute key): no control
+characters, so it cannot forge a log line. Like every pattern-checked string, it must also be
+valid Unicode: a lone surrogate (which the JSON escape ``\\ud800`` decodes to, and which cannot
+be encoded as UTF-8) is refused."""
+
+Text = Annotated[str, StringConstraints(pattern=r"(?s)^.*$")]
+"""Any Unicode text (an attribute value may hold newlines), but valid: no lone surrogate."""
+
 SubscriptionName = Annotated[
-    str, StringConstraints(pattern=r"^projects/[^/\s,]+/subscriptions/[^/\s,]+$", max_length=512)
+    str,
+    StringConstraints(
+        pattern=r"^projects/[^/\s,\x00-\x1f\x7f-\x9f]+/subscriptions/[^/\s,\x00-\x1f\x7f-\x9f]+$",
+        max_length=512,
+    ),
 ]
+"""``projects/P/subscriptions/S``: no whitespace, ``,`` or control character in either name."""
 
 _RFC3339 = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.][0-9]{1,9})?"
@@ -69,8 +88,9 @@ def _rfc3339(value: object) -> datetime:
 PublishTime = Annotated[datetime, PlainValidator(_rfc3339)]
 
 MessageIdHeader = Annotated[str, StringConstraints(pattern=r"^[!-+\--~]{1,256}$")]
-"""A message ID from a header: visible ASCII without ``,``, so that two header lines merged by a
-WSGI server (``"1,2"``) are refused rather than taken as one ID."""
+"""A message ID: visible ASCII without ``,``, so that two header lines merged by a WSGI server
+(``"1,2"``) are refused rather than taken as one ID. Pub/Sub's IDs are decimal digits; the
+wrapped ``messageId`` is held to the same form, so no control character reaches a log line."""
 
 
 def _agree(value: Any, pairs: tuple[tuple[str, str], ...]) -> Any:
@@ -119,12 +139,10 @@ class _WireMessage(BaseModel):
     model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
 
     data: str = ""
-    attributes: dict[str, str] = Field(default_factory=dict)
-    message_id: str = Field(
-        validation_alias=AliasChoices("messageId", "message_id"), min_length=1, max_length=256
-    )
+    attributes: dict[LoggedText, Text] = Field(default_factory=dict)
+    message_id: MessageIdHeader = Field(validation_alias=AliasChoices("messageId", "message_id"))
     publish_time: PublishTime = Field(validation_alias=AliasChoices("publishTime", "publish_time"))
-    ordering_key: str | None = Field(
+    ordering_key: LoggedText | None = Field(
         default=None, validation_alias=AliasChoices("orderingKey", "ordering_key")
     )
 
@@ -147,7 +165,10 @@ class _WireEnvelope(BaseModel):
     message: _WireMessage
     subscription: SubscriptionName | None = None
     delivery_attempt: int | None = Field(
-        default=None, validation_alias=AliasChoices("deliveryAttempt", "delivery_attempt"), ge=1
+        default=None,
+        validation_alias=AliasChoices("deliveryAttempt", "delivery_attempt"),
+        ge=1,
+        le=2**31 - 1,  # an int32 in Pub/Sub's API (ReceivedMessage.delivery_attempt)
     )
 
     @model_validator(mode="before")
@@ -188,6 +209,7 @@ _SENTENCES = {
     "int_parsing": "must be an integer",
     "int_from_float": "must be an integer",
     "greater_than_equal": "must be 1 or more",
+    "less_than_equal": "is too large",
     "string_too_short": "must not be empty",
     "string_too_long": "is too long",
     "string_pattern_mismatch": "is not in the expected form",
@@ -198,6 +220,7 @@ _SENTENCES = {
     "json_type": "is not UTF-8 JSON",
     "rfc3339": "must be an RFC 3339 time with an offset",
     "spellings_differ": "has two spellings of a field that differ",
+    "string_unicode": "is not valid Unicode text",
 }
 
 
@@ -212,22 +235,69 @@ def _describe(error: ValidationError, names: Mapping[str, str] | None = None) ->
             break
         path.append(names.get(part, part) if names else part)
     where = ".".join(path) or "body"
+    if first["type"] == "string_pattern_mismatch" and first.get("ctx", {}).get("pattern") == (
+        NO_CONTROL
+    ):
+        return f"{where}: must not contain control characters"
     return f"{where}: {_SENTENCES.get(first['type'], 'is not valid')}"
+
+
+class _NotStrictJsonError(ValueError):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise _NotStrictJsonError("body: an object has the same key twice")
+    return found
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotStrictJsonError("body: NaN and Infinity are not JSON")
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+"""One decoder for every body: ``json.loads`` with hooks would build a new one per call."""
+
+
+def strict_json(body: bytes) -> Any:
+    """The JSON value of ``body``, read as RFC 8259 says and nothing more lenient.
+
+    UTF-8 only (no UTF-16/32, no byte order mark: RFC 8259 section 8.1), no ``NaN``,
+    ``Infinity`` or ``-Infinity`` (not JSON numbers: section 6), and no object with the same key
+    twice (section 4 leaves duplicates' meaning to the parser; "last wins" would let a second
+    ``data`` or ``subscription`` replace the first unseen by anything that reads the first).
+
+    Raises:
+        PushRejected: 400 ``malformed_envelope`` with a fixed reason.
+    """
+    try:
+        return _DECODER.decode(bytes(body).decode("utf-8"))
+    except _NotStrictJsonError as refused:
+        raise PushRejected(400, "malformed_envelope", refused.reason) from None
+    except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise PushRejected(400, "malformed_envelope", "body: is not UTF-8 JSON") from None
 
 
 def parse_wrapped(body: bytes, token: TokenClaims | None = None) -> PushMessage:
     """Parse a wrapped push body.
 
     Args:
-        body: the raw request body (UTF-8 JSON).
+        body: the raw request body (UTF-8 JSON, read by :func:`strict_json`).
         token: verified claims to attach.
 
     Raises:
-        PushRejected: 400, naming the first field that is missing or of the wrong type (values
-            from the body are never echoed).
+        PushRejected: 400, naming the first field that is missing or of the wrong type, or
+            holds control characters where a handler would log it (``messageId`` visible ASCII;
+            ``subscription``, ``orderingKey`` and attribute keys without control characters);
+            values from the body are never echoed.
     """
+    document = strict_json(body)
     try:
-        wire = _WireEnvelope.model_validate_json(body)
+        wire = _WireEnvelope.model_validate(document)
     except ValidationError as exc:
         raise PushRejected(400, "malformed_envelope", _describe(exc)) from None
     try:
@@ -252,7 +322,7 @@ class _UnwrappedMetadata(BaseModel):
     subscription: SubscriptionName | None = None
     message_id: MessageIdHeader | None = None
     publish_time: PublishTime | None = None
-    ordering_key: str | None = None
+    ordering_key: LoggedText | None = None
 
 
 def parse_unwrapped(

@@ -1,8 +1,10 @@
-"""FastAPI adapter: a dependency that yields the verified message or answers the rejection.
+"""FastAPI adapter: a dependency that yields the verified message, and a route class that holds
+the handler's answer to Pub/Sub's acknowledgement rule.
 
 Example::
 
     app = FastAPI()
+    app.router.route_class = PushRoute        # before the routes are declared
     verified_push = PushDependency(PushVerifier(audience=AUDIENCE,
                                                 service_account_email=PUSH_AUTH_EMAIL))
 
@@ -10,32 +12,114 @@ Example::
     async def on_order(message: PushMessage = Depends(verified_push)) -> None:
         await process(message.data)
 
+(or ``APIRouter(route_class=PushRoute)``: FastAPI's way to post-process a route's responses,
+https://fastapi.tiangolo.com/how-to/custom-request-and-route/).
+
 The token is checked in a worker thread (fetching Google's keys is blocking I/O), before the
 body is read; a ``Content-Length`` over the limit is refused unread, and a chunked body is
 streamed and cut off at the verifier's limit.
 
-Handler results follow FastAPI's conventions: the route's ``status_code`` is the answer. The
-dependency checks it before the handler runs: a route whose status Pub/Sub would not read as an
-acknowledgement (anything but 200, 201, 202, 204; 102 cannot be a final status) is answered 500,
-logged, and its handler is not called. A ``Response`` the handler returns itself is FastAPI's to
-send, as it is.
+Handler results: the route's ``status_code`` is the answer, unless the handler returns a
+``Response`` of its own or sets ``response.status_code``; whichever status results must be an
+acknowledging one (200, 201, 202, 204; 102 is answered 202) or a 4xx/5xx. The dependency checks
+the route before the handler runs: a route that is not a :class:`PushRoute`, or whose
+``status_code`` Pub/Sub would not read as an acknowledgement, is answered 500 and logged, and its
+handler is not called. :class:`PushRoute` checks the response after the handler: any other
+status (a 203, a redirect) is answered 500 and logged, so Pub/Sub redelivers; a
+``StreamingResponse`` is run to its end before the status is sent (an exception in it is a 500),
+so the acknowledgement never precedes the work. Background tasks still run after the answer, as
+FastAPI defines them: a failure there is not redelivered.
 """
 
 from __future__ import annotations
 
-from fastapi import HTTPException, Request
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from fastapi import HTTPException, Request, Response
+from fastapi.responses import PlainTextResponse, StreamingResponse
+from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 
+from pushguard.receiver.ack import ACK_STATUSES
 from pushguard.receiver.envelope import PushMessage
 from pushguard.receiver.errors import PushRejected, body_too_large
-from pushguard.receiver.http import FINAL_ACK_STATUSES, handler_bug, rejection_response
+from pushguard.receiver.http import (
+    FINAL_ACK_STATUSES,
+    final_status,
+    handler_bug,
+    rejection_response,
+    route_bug,
+)
 from pushguard.receiver.verifier import PushVerifier
+
+_VERIFIED = "pushguard.receiver.verified"
+"""ASGI scope key the dependency sets on a verified push, for :class:`PushRoute` to check."""
+
+
+class PushRoute(APIRoute):
+    """A FastAPI route class that holds a push handler's response to the acknowledgement rule.
+
+    Use it for every route with a :class:`PushDependency`: ``app.router.route_class = PushRoute``
+    before declaring routes, or ``APIRouter(route_class=PushRoute)``. Routes without the
+    dependency are left as they are. For a verified push, the response the route produced:
+
+    - with an acknowledging status (200, 201, 202, 204) or a 4xx/5xx is sent (102 as 202);
+    - with any other status (also from an ``HTTPException`` the handler raises) is replaced by
+      a 500, logged (the status, never the content);
+    - a ``StreamingResponse`` is run to its end first and sent as a plain response, so the
+      status never precedes the work; an exception it raises propagates (FastAPI answers 500).
+    """
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        """FastAPI's handler for this route, followed by the check above."""
+        handle = super().get_route_handler()
+
+        async def push_route_handler(request: Request) -> Response:
+            try:
+                response = await handle(request)
+            except HTTPException as raised:  # the handler's own HTTPException(203) is no ack
+                status = int(raised.status_code)
+                if request.scope.get(_VERIFIED) is True and not _answerable(status):
+                    bug = handler_bug(f"status {status}")
+                    return PlainTextResponse(bug.body, status_code=bug.status)
+                raise
+            if request.scope.get(_VERIFIED) is not True:
+                return response
+            return await _checked(response)
+
+        return push_route_handler
+
+
+def _answerable(status: int) -> bool:
+    return status in ACK_STATUSES or 400 <= status <= 599
+
+
+async def _checked(response: Response) -> Response:
+    status = int(response.status_code)
+    if not _answerable(status):
+        bug = handler_bug(f"status {status}")
+        return PlainTextResponse(bug.body, status_code=bug.status)
+    if not isinstance(response, StreamingResponse) and status != 102:
+        return response
+    body = bytearray()
+    if isinstance(response, StreamingResponse):
+        async for chunk in response.body_iterator:  # the handler's work, before any status
+            body += chunk.encode(response.charset) if isinstance(chunk, str) else bytes(chunk)
+    status = final_status(status)
+    answer = Response(
+        b"" if status == 204 else bytes(body), status_code=status, background=response.background
+    )
+    skip = {b"content-length"} if status == 204 else {b"content-length", b"content-type"}
+    answer.raw_headers[:0] = [(k, v) for k, v in response.raw_headers if k not in skip]
+    return answer
 
 
 class PushDependency:
     """A FastAPI dependency (use with ``Depends``) returning a :class:`PushMessage`.
 
     A rejection becomes ``HTTPException(status, reason)`` with the RFC 6750 challenge header.
+    The route must be a :class:`PushRoute` (else 500 before the handler, logged).
     """
 
     def __init__(self, verifier: PushVerifier) -> None:
@@ -43,9 +127,15 @@ class PushDependency:
 
     async def __call__(self, request: Request) -> PushMessage:
         """Verify the request (FastAPI calls this)."""
-        route_status = getattr(request.scope.get("route"), "status_code", None)
-        if route_status is not None and route_status not in FINAL_ACK_STATUSES:
-            bug = handler_bug(f"route status_code {route_status}")
+        route = request.scope.get("route")
+        if not isinstance(route, PushRoute):
+            bug = route_bug(
+                "its route class is not PushRoute (app.router.route_class = PushRoute, "
+                "or APIRouter(route_class=PushRoute))"
+            )
+            raise HTTPException(bug.status, detail=bug.body)
+        if route.status_code is not None and route.status_code not in FINAL_ACK_STATUSES:
+            bug = route_bug(f"route status_code {int(route.status_code)}")
             raise HTTPException(bug.status, detail=bug.body)
         try:
             token = await run_in_threadpool(self.verifier.verify_token, request.headers)
@@ -58,9 +148,11 @@ class PushDependency:
                 body += chunk
                 if len(body) > limit:
                     break
-            return self.verifier.parse_body(request.headers, bytes(body), token)
+            message = self.verifier.parse_body(request.headers, bytes(body), token)
         except PushRejected as rejection:
             response = rejection_response(rejection)
             raise HTTPException(
                 response.status, detail=response.body, headers=response.headers or None
             ) from None
+        request.scope[_VERIFIED] = True
+        return message

@@ -17,10 +17,13 @@ The token is verified on the headers before anything reads the body; then at mos
 What the handler may return (Flask's own conventions, plus Pub/Sub's outcomes):
 
 - ``None`` or ``True``: acknowledge, 204; ``False``: ask for redelivery, 503;
-- an ``int`` status: an acknowledging one (102 is answered 202, a final status) or a 4xx/5xx;
+- an ``int`` status (``http.HTTPStatus.NO_CONTENT`` counts as 204): an acknowledging one (102 is
+  answered 202, a final status) or a 4xx/5xx;
 - anything Flask's ``make_response`` takes (a string or bytes: 200; a ``dict``/``list``: JSON 200;
   a ``(body, status)`` or ``(body, status, headers)`` tuple; a ``flask.Response``), whose status
-  must then be an acknowledging one or a 4xx/5xx.
+  must then be an acknowledging one or a 4xx/5xx. A streamed response (a generator,
+  ``flask.Response(generator)``, ``stream_with_context``) is run to its end before the status is
+  sent: an acknowledgement never precedes the work, and an exception in it is a 500.
 
 Flask has no way to know the result before the handler ran; a result outside this contract
 (a ``float``, a 203 or a redirect, an object Flask cannot send) is answered 500 and logged, so
@@ -33,6 +36,7 @@ import functools
 from collections.abc import Callable
 
 import flask
+from werkzeug.exceptions import HTTPException
 
 from pushguard.receiver.ack import ACK_STATUSES
 from pushguard.receiver.errors import PushRejected
@@ -51,7 +55,9 @@ from pushguard.receiver.wsgi import read_body, seal_body
 def respond(verifier: PushVerifier, request: flask.Request, handler: Handler) -> flask.Response:
     """Verify ``request``, call ``handler`` and build the Flask response.
 
-    Exceptions raised by ``handler`` propagate (Flask answers 500: a negative acknowledgement).
+    Exceptions raised by ``handler`` propagate (Flask answers 500: a negative acknowledgement);
+    an ``HTTPException`` (``abort``) propagates too unless its status is one Pub/Sub would
+    misread (``abort(redirect(...))``): that is a 500, logged.
     """
     try:
         token = verifier.verify_token(request.headers)
@@ -61,25 +67,41 @@ def respond(verifier: PushVerifier, request: flask.Request, handler: Handler) ->
         seal_body(request.environ, unread=True)
         return _to_flask(rejection_response(rejection))
     seal_body(request.environ, body)
-    return result_response(handler(message))
+    try:
+        outcome = handler(message)
+    except HTTPException as raised:  # abort(404) stays Flask's; abort(redirect(...)) is no ack
+        status = raised.response.status_code if raised.response is not None else raised.code
+        if status is not None and status not in ACK_STATUSES and not 400 <= status <= 599:
+            return _to_flask(handler_bug(f"status {status}"))
+        raise
+    return result_response(outcome)
 
 
 def result_response(outcome: object) -> flask.Response:
-    """The Flask response for what a handler returned (the contract in the module docstring)."""
-    if outcome is None or isinstance(outcome, bool) or type(outcome) is int:
+    """The Flask response for what a handler returned (the contract in the module docstring).
+
+    A streamed response (a generator, ``flask.Response(generator)``, ``stream_with_context``) is
+    run to its end here, before the status is sent, so Pub/Sub never gets an acknowledgement for
+    work that has not run; an exception it raises propagates (Flask answers 500). Its body is
+    then held in memory. A refused status does not run it.
+    """
+    if outcome is None or isinstance(outcome, int):  # bool, int, http.HTTPStatus
         try:
             return _to_flask(outcome_response(outcome))
         except ValueError:
-            return _to_flask(handler_bug(f"status {outcome}"))
+            return _to_flask(handler_bug(f"status {int(outcome or 0)}"))
     try:
         response = flask.make_response(outcome)
     except (TypeError, ValueError):
         return _to_flask(handler_bug(f"a {type(outcome).__name__}"))
     status = response.status_code
-    if status in ACK_STATUSES or 400 <= status <= 599:
-        response.status_code = final_status(status)
-        return response
-    return _to_flask(handler_bug(f"status {status}"))
+    if status not in ACK_STATUSES and not 400 <= status <= 599:
+        response.close()  # a generator that was never started is closed, not run
+        return _to_flask(handler_bug(f"status {status}"))
+    if response.is_streamed:
+        response.make_sequence()  # runs the generator now: the work before the status
+    response.status_code = final_status(status)
+    return response
 
 
 def push_handler(verifier: PushVerifier) -> Callable[[Handler], Callable[[], flask.Response]]:

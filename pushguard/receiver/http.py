@@ -63,3 +63,10 @@ def handler_bug(what: str) -> PushResponse:
     redelivers), with the cause logged (the result's type or status, never its content)."""
     LOG.error("push handler result refused: %s; answered 500, Pub/Sub will redeliver", what)
     return PushResponse(500, "the push handler returned an unusable result")
+
+
+def route_bug(what: str) -> PushResponse:
+    """The answer when a push route is set up so that its answers could be misread by Pub/Sub:
+    500 before the handler runs (Pub/Sub redelivers), with the cause logged."""
+    LOG.error("push route refused: %s; answered 500 without calling the handler", what)
+    return PushResponse(500, "the push route is not set up to answer Pub/Sub")

@@ -19,6 +19,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Protocol
 
 from cryptography import x509
@@ -30,6 +31,14 @@ GOOGLE_CERTS_URL = "https://www.googleapis.com/oauth2/v1/certs"
 
 MIN_RSA_BITS = 2048
 """RS256 keys must be at least 2048 bits (RFC 7518 section 3.3)."""
+
+CERTIFICATE_CLOCK_SKEW = 60.0
+"""Seconds a certificate is still used after its ``notAfter`` (and already before its
+``notBefore``), for clocks that differ between Google and the receiver. An X.509 certificate is
+valid from ``notBefore`` to ``notAfter`` inclusive (RFC 5280 section 4.1.2.5); Google publishes
+each signing certificate well inside that period, so the allowance only matters at its edges."""
+
+OUTSIDE_VALIDITY = "a certificate outside its validity period"
 
 LOG = logging.getLogger("pushguard.receiver")
 
@@ -56,8 +65,33 @@ class UnusableKeyError(ValueError):
         self.reason = reason
 
 
-def load_rsa_public_key(pem: str | bytes, *, kid: str = "?") -> RSAPublicKey:
-    """Parse a PEM X.509 certificate or PEM public key into an RSA public key.
+@dataclass(frozen=True, slots=True)
+class SigningKey:
+    """An RSA public key and the period its certificate is valid in.
+
+    Attributes:
+        key: the RSA public key.
+        not_before: the certificate's ``notBefore``, seconds since the epoch (``-inf`` for a
+            bare public key, which has no validity period).
+        not_after: the certificate's ``notAfter``, seconds since the epoch (``inf`` likewise).
+    """
+
+    key: RSAPublicKey
+    not_before: float = float("-inf")
+    not_after: float = float("inf")
+
+    def valid_at(self, now: float) -> bool:
+        """Whether the certificate is valid at ``now``, give or take
+        :data:`CERTIFICATE_CLOCK_SKEW`."""
+        return (
+            self.not_before - CERTIFICATE_CLOCK_SKEW
+            <= now
+            <= self.not_after + CERTIFICATE_CLOCK_SKEW
+        )
+
+
+def load_signing_key(pem: str | bytes, *, kid: str = "?") -> SigningKey:
+    """Parse a PEM X.509 certificate or PEM public key into an RSA key and its validity period.
 
     Args:
         pem: ``-----BEGIN CERTIFICATE-----`` (Google's format) or ``-----BEGIN PUBLIC KEY-----``.
@@ -70,19 +104,28 @@ def load_rsa_public_key(pem: str | bytes, *, kid: str = "?") -> RSAPublicKey:
     if not isinstance(pem, str | bytes):
         raise UnusableKeyError(kid, "not a PEM string")
     data = pem.encode() if isinstance(pem, str) else pem
+    window: tuple[float, float] = (float("-inf"), float("inf"))
     try:
-        public_key: object = (
-            x509.load_pem_x509_certificate(data).public_key()
-            if b"-----BEGIN CERTIFICATE-----" in data
-            else load_pem_public_key(data)
-        )
+        if b"-----BEGIN CERTIFICATE-----" in data:
+            certificate = x509.load_pem_x509_certificate(data)
+            public_key: object = certificate.public_key()
+            window = (
+                certificate.not_valid_before_utc.timestamp(),
+                certificate.not_valid_after_utc.timestamp(),
+            )
+        else:
+            public_key = load_pem_public_key(data)
     except (ValueError, TypeError, UnicodeError) as exc:
         raise UnusableKeyError(kid, "not a PEM certificate or public key", str(exc)) from None
     if not isinstance(public_key, RSAPublicKey):
         raise UnusableKeyError(kid, "not an RSA key (RS256 needs RSA)", type(public_key).__name__)
     if public_key.key_size < MIN_RSA_BITS:
         raise UnusableKeyError(kid, "an RSA key under 2048 bits", f"{public_key.key_size} bits")
-    return public_key
+    return SigningKey(public_key, *window)
+
+
+def _outside_validity(kid: str, origin: str) -> None:
+    LOG.warning("signing key %r from %s not used: %s", kid, origin, OUTSIDE_VALIDITY)
 
 
 class StaticKeySource:
@@ -90,19 +133,31 @@ class StaticKeySource:
 
     Args:
         keys: key ID to PEM certificate or public key (as served by :data:`GOOGLE_CERTS_URL`).
+        clock: seconds since the epoch; a certificate is used only inside its validity period
+            (give or take :data:`CERTIFICATE_CLOCK_SKEW`); a bare public key has none.
 
     Raises:
         ValueError: a key does not parse (the message names its ``kid``), or the mapping is empty.
     """
 
-    def __init__(self, keys: Mapping[str, str | bytes]) -> None:
+    def __init__(
+        self, keys: Mapping[str, str | bytes], *, clock: Callable[[], float] = time.time
+    ) -> None:
         if not keys:
             raise ValueError("keys: at least one {kid: PEM} entry is required")
-        self._keys = {kid: load_rsa_public_key(pem, kid=kid) for kid, pem in keys.items()}
+        self._keys = {kid: load_signing_key(pem, kid=kid) for kid, pem in keys.items()}
+        self._clock = clock
 
     def key(self, kid: str) -> RSAPublicKey | None:
-        """The key for ``kid``, or ``None``."""
-        return self._keys.get(kid)
+        """The key for ``kid``, or ``None`` (unknown, or its certificate is outside its validity
+        period: logged)."""
+        entry = self._keys.get(kid)
+        if entry is None:
+            return None
+        if not entry.valid_at(self._clock()):
+            _outside_validity(kid, "the static keys")
+            return None
+        return entry.key
 
 
 class HttpResponse(Protocol):
@@ -167,9 +222,11 @@ class GoogleKeySource:
     failed (or was rate-limited after a failure): expired keys are not used, since Google may have
     withdrawn them. A failed refetch for an unknown ``kid`` keeps the unexpired keys.
 
-    Entries of the document that RS256 cannot use (not RSA, under 2048 bits, not a certificate)
-    are skipped, logged and listed in :attr:`skipped` (``{kid: reason}``); the document is
-    refused only when no entry is usable.
+    Entries of the document that RS256 cannot use (not RSA, under 2048 bits, not a certificate,
+    a certificate outside its validity period give or take :data:`CERTIFICATE_CLOCK_SKEW`) are
+    skipped, logged and listed in :attr:`skipped` (``{kid: reason}``); the document is refused
+    only when no entry is usable. A cached certificate that expires before the document does is
+    dropped then, logged and listed the same way.
     """
 
     def __init__(
@@ -186,7 +243,7 @@ class GoogleKeySource:
         self._clock = clock
         self._default_lifetime = default_lifetime
         self._min_refresh_interval = min_refresh_interval
-        self._keys: dict[str, RSAPublicKey] = {}
+        self._keys: dict[str, SigningKey] = {}
         self._expires_at = float("-inf")
         self._last_attempt = float("-inf")
         self._last_error = "not fetched yet"
@@ -201,7 +258,17 @@ class GoogleKeySource:
             self._refresh(now, kid)
         if now >= self._expires_at:
             raise KeySourceError(f"no unexpired keys from {self._url}: {self._last_error}")
-        return self._keys.get(kid)
+        entry = self._keys.get(kid)
+        if entry is None:
+            return None
+        if not entry.valid_at(now):
+            with self._lock:
+                if self._keys.get(kid) is entry:  # once per certificate, not per request
+                    self._keys = {k: v for k, v in self._keys.items() if k != kid}
+                    self.skipped = {**self.skipped, kid: OUTSIDE_VALIDITY}
+                    _outside_validity(kid, self._url)
+            return None
+        return entry.key
 
     def _refresh(self, now: float, kid: str) -> None:
         with self._lock:
@@ -218,7 +285,7 @@ class GoogleKeySource:
             self._keys = keys
             self._expires_at = now + max(lifetime, self._min_refresh_interval)
 
-    def _download(self, now: float) -> tuple[dict[str, RSAPublicKey], float]:
+    def _download(self, now: float) -> tuple[dict[str, SigningKey], float]:
         fetch = self._fetch or _default_fetch()
         response = fetch(self._url)
         if response.status != 200:
@@ -226,14 +293,20 @@ class GoogleKeySource:
         document = json.loads(response.data)
         if not isinstance(document, dict) or not document:
             raise ValueError("expected a JSON object of {kid: PEM certificate}")
-        keys: dict[str, RSAPublicKey] = {}
+        keys: dict[str, SigningKey] = {}
         skipped: dict[str, str] = {}
         for kid, pem in document.items():
             try:
-                keys[kid] = load_rsa_public_key(pem, kid=kid)
+                entry = load_signing_key(pem, kid=kid)
             except UnusableKeyError as exc:
                 skipped[kid] = exc.reason
                 LOG.warning("signing key %r from %s skipped: %s", kid, self._url, exc.reason)
+                continue
+            if entry.valid_at(now):
+                keys[kid] = entry
+            else:
+                skipped[kid] = OUTSIDE_VALIDITY
+                _outside_validity(kid, self._url)
         self.skipped = skipped
         if not keys:
             raise ValueError("no usable RSA key in the document")

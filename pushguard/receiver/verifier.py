@@ -217,7 +217,7 @@ class PushVerifier:
         if keys is None:
             source: KeySource = GoogleKeySource(clock=clock)
         elif isinstance(keys, Mapping):
-            source = StaticKeySource(keys)
+            source = StaticKeySource(keys, clock=clock)
         else:
             source = keys
         self.tokens = TokenVerifier(

@@ -13,7 +13,7 @@ from fastapi import Depends, FastAPI
 from fastapi.testclient import TestClient
 
 from pushguard.receiver import ACK_STATUSES, PushMessage, PushVerifier, ack_status, is_ack
-from pushguard.receiver.fastapi import PushDependency
+from pushguard.receiver.fastapi import PushDependency, PushRoute
 from pushguard.receiver.flask import push_handler
 
 from .conftest import FakeGoogle, bearer, wrapped_body
@@ -119,6 +119,7 @@ def test_flask_reads_no_more_than_the_limit(
 @pytest.fixture
 def fastapi_client(verifier: PushVerifier, received: list[PushMessage]) -> TestClient:
     app = FastAPI()
+    app.router.route_class = PushRoute
     verified_push = PushDependency(verifier)
 
     @app.post("/push", status_code=204)

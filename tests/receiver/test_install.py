@@ -138,3 +138,21 @@ def test_commands_that_need_no_extra_run_without_pulumi_or_spark() -> None:
     done = _run(SCRIPT, "rules", "--format", "json")
     assert done.returncode == 0, done.stderr
     assert "push-endpoint-https" in done.stdout
+
+
+@pytest.mark.parametrize("missing", ["cachetools", "cryptography"])
+def test_the_receiver_without_its_extra_names_the_extra(missing: str) -> None:
+    """A base install (no ``receiver`` extra): an ImportError that says what to install."""
+    block = BLOCK.replace('"pyspark"}', f'"pyspark", "{missing}"}}')
+    done = subprocess.run(
+        [sys.executable, "-c", block + "from pushguard.receiver import PushVerifier\n"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: "), last
+    assert 'pip install "pushguard[receiver]"' in last
+    assert repr(missing) in last

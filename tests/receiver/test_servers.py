@@ -32,7 +32,7 @@ from fastapi import Depends, FastAPI
 from fastapi.testclient import TestClient
 
 from pushguard.receiver import PushMessage, PushVerifier
-from pushguard.receiver.fastapi import PushDependency
+from pushguard.receiver.fastapi import PushDependency, PushRoute
 from pushguard.receiver.flask import push_handler
 
 from .conftest import AUDIENCE, EMAIL, NOW, FakeGoogle, bearer, wrapped_body
@@ -183,6 +183,7 @@ def test_wsgi_adapters_read_at_most_the_limit(
 
 def _asgi_app(verifier: PushVerifier, received: list[PushMessage]) -> FastAPI:
     app = FastAPI()
+    app.router.route_class = PushRoute
 
     @app.post("/push", status_code=204)
     async def on_message(message: PushMessage = Depends(PushDependency(verifier))) -> None:  # noqa: B008
@@ -270,6 +271,7 @@ def test_fastapi_route_status_that_pubsub_would_nack_is_refused_before_the_handl
 ) -> None:
     received: list[PushMessage] = []
     app = FastAPI()
+    app.router.route_class = PushRoute
 
     @app.post("/push", status_code=203)
     async def on_message(message: PushMessage = Depends(PushDependency(small_verifier))) -> None:  # noqa: B008
