@@ -222,7 +222,13 @@ def _asgi_post(app: Any, headers: dict[str, str], size: int, chunk: int = 65536)
         "client": ("127.0.0.1", 1234),
         "server": ("127.0.0.1", 80),
     }
-    asyncio.run(app(scope, receive, send))
+    # A loop of its own, not asyncio.run(): that leaves the main thread with no current loop, and
+    # later tests in this process run programs under Pulumi's mock runtime, which needs one.
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(app(scope, receive, send))
+    finally:
+        loop.close()
     return status[0], taken[0]
 
 
