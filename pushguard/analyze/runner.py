@@ -22,6 +22,7 @@ from typing import Any
 
 import grpc
 
+from pushguard.analyze.baseline import BaselineError, BaselineFinding, compare, load_baseline
 from pushguard.analyze.deployment import (
     NotStateError,
     StackState,
@@ -54,6 +55,8 @@ class AnalyzeOptions:
     paths: list[Path]
     policy_pack: Path | None = None
     policy_config: Path | None = None
+    baseline: Path | None = None
+    """A previous ``analyze --format json`` report (:mod:`pushguard.analyze.baseline`)."""
 
 
 @dataclass
@@ -67,6 +70,10 @@ class AnalysisRun:
     unreadable: list[StateFileError] = field(default_factory=list)
     skipped: list[NotStateError] = field(default_factory=list)
     error: str | None = None
+    baseline: Path | None = None
+    """The baseline compared with, if any."""
+    resolved: list[BaselineFinding] = field(default_factory=list)
+    """The baseline's findings gone in this run (with a baseline)."""
 
     @property
     def exit_code(self) -> int:
@@ -100,7 +107,8 @@ def run_analyze(options: AnalyzeOptions) -> AnalysisRun:
         file_config = load_policy_config(options.policy_config) if options.policy_config else {}
         pack_dir = resolve_pack_dir(options.policy_pack)
         python = pack_python(pack_dir)
-    except (PolicyConfigError, PackError) as error:
+        baseline = load_baseline(options.baseline) if options.baseline else None
+    except (PolicyConfigError, PackError, BaselineError) as error:
         run.error = str(error)
         return run
     if not states:
@@ -111,6 +119,9 @@ def run_analyze(options: AnalyzeOptions) -> AnalysisRun:
         pack.start()
         session = PackSession.open(pack, file_config, source)
         run.stacks.extend(_analysed(session, state) for state in states)
+        if baseline is not None:
+            run.baseline = options.baseline
+            run.resolved = compare(run.stacks, baseline)
     except PackStartError as error:
         run.error = f"the policy pack {pack_dir} did not start: {error}"
     except (PolicyConfigError, MessageTooLargeError) as error:

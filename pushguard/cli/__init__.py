@@ -163,6 +163,14 @@ def analyze_command(  # noqa: PLR0917 - typer maps parameters to options
     policy_config: PolicyConfigOption = None,
     output_format: FormatOption = ReportFormat.TEXT,
     output: OutputOption = None,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--baseline",
+            help="A previous `pushguard analyze --format json` report: each finding is new or "
+            "existing, and the baseline's findings that are gone are listed as resolved.",
+        ),
+    ] = None,
     debug: DebugOption = False,
 ) -> None:
     """Run a policy pack over existing stacks' state, as `pulumi policy analyze` does, for many
@@ -177,11 +185,11 @@ def analyze_command(  # noqa: PLR0917 - typer maps parameters to options
     from pushguard.analyze.runner import AnalyzeOptions, run_analyze  # noqa: PLC0415
     from pushguard.cli.reports import AnalyzeReport  # noqa: PLC0415 - needs the pulumi extra
 
-    options = AnalyzeOptions(state_paths, policy_pack, policy_config)
+    options = AnalyzeOptions(state_paths, policy_pack, policy_config, baseline)
     report = run_gate(
         "analyze", lambda: AnalyzeReport(run_analyze(options)), AnalyzeReport.failed, debug=debug
     )
-    finish("analyze", report, output_format, output, [policy_config, *state_paths])
+    finish("analyze", report, output_format, output, [policy_config, baseline, *state_paths])
 
 
 class FailOn(StrEnum):
