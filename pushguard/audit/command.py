@@ -9,10 +9,16 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import sys
 import traceback
-from collections.abc import Collection, Mapping
+import uuid
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
+from types import FrameType
 from typing import TextIO
 
 from pyspark.sql import SparkSession
@@ -22,6 +28,14 @@ from pushguard.audit.job import run_audit
 from pushguard.audit.options import FAIL_ON, AuditOptions, AuditResult
 from pushguard.audit.parse import DEFAULT_MAX_LINE_BYTES
 from pushguard.audit.progress import ConsoleProgress
+from pushguard.audit.publish import (
+    OutputUsageError,
+    check_local_inputs,
+    check_out,
+    discard,
+    publish,
+    staging_path,
+)
 from pushguard.audit.read import InputError
 from pushguard.audit.summary import AuditSummary
 from pushguard.policy.config_file import PolicyConfigError, load_rule_config
@@ -74,18 +88,30 @@ def run(
             max_line_bytes=max_line_bytes,
             inputs=inputs or [],
         )
-    except (AuditUsageError, BigQueryInputError, PolicyConfigError) as error:
+    except (AuditUsageError, BigQueryInputError, PolicyConfigError, OutputUsageError) as error:
         print(f"pushguard audit: error: {error}", file=stderr)
         return 2
     progress = ConsoleProgress(stderr)  # phases on stderr: live on a terminal, else lines
+    kept = f"the previous outputs in {out} are as they were; nothing was published"
     try:
-        result = _run_on_spark(master, options, progress)
+        with _stopped_by_signals():
+            result = _run_on_spark(master, options, progress)
+    except (KeyboardInterrupt, Stopped) as stop:
+        progress.close()
+        if debug:
+            traceback.print_exception(stop, file=stderr)
+        name = stop.name if isinstance(stop, Stopped) else "SIGINT"
+        print(
+            f"pushguard audit: error: stopped by {name} while {progress_phase(progress)}; {kept}",
+            file=stderr,
+        )
+        return 130 if name == "SIGINT" else 2
     except Exception as error:  # any failed run: exit code 2, not a traceback
         progress.close()
         if debug:
             traceback.print_exception(error, file=stderr)
         known = isinstance(error, InputError | AuditRunError)
-        print(f"pushguard audit: error: {error if known else describe(error)}", file=stderr)
+        print(f"pushguard audit: error: {error if known else describe(error)}; {kept}", file=stderr)
         return 2
     progress.close()
     print(summary_line(result.summary, out))
@@ -110,6 +136,8 @@ def audit_options(
             1024, or there is nothing to audit.
         BigQueryInputError: an ``inputs`` value is not a BigQuery table reference.
         PolicyConfigError: the policy config cannot be read.
+        OutputUsageError: a local export path does not exist, or ``out`` cannot be used
+            (:func:`pushguard.audit.publish.check_out`).
     """
     if fail_on not in FAIL_ON:
         raise AuditUsageError(f"--fail-on: one of {', '.join(FAIL_ON)}, not {fail_on!r}")
@@ -119,6 +147,8 @@ def audit_options(
         parse_input(value, "--input")
     if not paths:
         raise AuditUsageError("nothing to audit: give an EXPORT_PATH or --input")
+    check_local_inputs(paths)
+    check_out(out, paths)
     rules = load_rule_config(policy_config)
     return AuditOptions(
         paths=paths,
@@ -133,12 +163,87 @@ def audit_options(
 def _run_on_spark(
     master: str | None, options: AuditOptions, progress: ConsoleProgress
 ) -> AuditResult:
-    """Start (or join) the session, check the executors, run the audit."""
+    """Start (or join) the session, check the executors, run the audit into a staging folder
+    and publish it as ``options.out`` (:mod:`pushguard.audit.publish`); a run that fails or is
+    stopped discards its staging folder."""
     progress.phase("starting Spark")
     spark = session(master)
+    _STOPPING["spark"] = spark
     progress.attach(spark.sparkContext)
     check_executors(spark)
-    return run_audit(spark, options, progress)
+    run_time = datetime.now(UTC)
+    run_id = run_time.strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:8]
+    staging = staging_path(options.out, run_id)
+    try:
+        result = run_audit(spark, replace(options, out=staging), progress)
+        progress.phase("publishing")
+        publish(spark, staging, options.out, run_id, run_time)
+    except BaseException:
+        discard(spark, staging)
+        raise
+    return result
+
+
+class Stopped(Exception):  # noqa: N818 - a stop, not an error
+    """The run was stopped by a signal (``name``: ``SIGTERM``, ``SIGHUP``)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"stopped by {name}")
+        self.name = name
+
+
+_STOPPING: dict[str, SparkSession] = {}
+"""The session to quiet and cancel when a signal stops the run."""
+
+
+def _quiet_and_cancel() -> None:
+    """Silence the JVM's logging (no Java traces for the cancelled tasks) and cancel every job."""
+    spark = _STOPPING.get("spark")
+    if spark is None:
+        return
+    try:
+        spark.sparkContext.setLogLevel("OFF")
+        spark.sparkContext.cancelAllJobs()
+    except Exception:  # the JVM may be going away
+        pass
+
+
+@contextmanager
+def _stopped_by_signals() -> Iterator[None]:
+    """While the block runs, SIGINT raises ``KeyboardInterrupt`` and SIGTERM/SIGHUP raise
+    :class:`Stopped`, after quieting and cancelling Spark; the previous handlers are restored
+    after. Only in the main thread (where Python delivers signals)."""
+    if not _main_thread():
+        yield
+        return
+
+    def handler(number: int, _: FrameType | None) -> None:
+        _quiet_and_cancel()
+        if number == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise Stopped(signal.Signals(number).name)
+
+    numbers = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {n: signal.getsignal(n) for n in numbers}
+    try:
+        for number in numbers:
+            signal.signal(number, handler)
+        yield
+    finally:
+        for number, old in previous.items():
+            signal.signal(number, old)
+        _STOPPING.clear()
+
+
+def _main_thread() -> bool:
+    import threading  # noqa: PLC0415
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def progress_phase(progress: ConsoleProgress) -> str:
+    """The phase a stopped run was in, as words."""
+    return progress.current or "starting"
 
 
 def summary_line(summary: AuditSummary, out: str) -> str:

@@ -130,6 +130,7 @@ def arrow_evaluator(
                             "remediation": finding.remediation,
                             "field": finding.field,
                             "evidence": sorted(finding.evidence.items()),
+                            "finding_id": finding.finding_id,
                         }
                     )
             yield pa.RecordBatch.from_pylist(out, schema=ARROW_FINDINGS)

@@ -235,7 +235,8 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
     """Audit every Pub/Sub push subscription in Cloud Asset Inventory exports (Spark).
 
     Exit codes: 0 nothing at or above --fail-on, 1 a violation at or above it, 2 bad usage or a
-    failed run (the outputs written so far are marked incomplete by the audit).
+    failed run, 130 stopped by SIGINT (a failed or stopped run leaves the previous outputs in
+    --out as they were: the run is published in one step at its end).
     """
     require_extra("audit", "audit")
     from pushguard.audit.command import run  # noqa: PLC0415 - needs the audit extra
