@@ -27,12 +27,14 @@ WORST_SUBSCRIPTIONS = "worst_subscriptions"
 
 @dataclass(frozen=True)
 class FindingCount:
-    """Findings of one status (``violation``, ``unknown``), level and rule."""
+    """Findings of one status (``violation``, ``unknown``, ``excepted``), level, rule and
+    exception state (``None``, ``active``, ``expired``)."""
 
     status: str
     level: str
     rule_id: str
     findings: int
+    exception_state: str | None = None
 
 
 @dataclass(frozen=True)
@@ -85,9 +87,14 @@ def _mandatory() -> Column:
 
 
 def finding_counts(findings: DataFrame) -> DataFrame:
-    """:data:`FINDING_COUNTS`: struct of ``status``, ``level``, ``rule_id``, ``findings``."""
-    counts = findings.groupBy("status", "level", "rule_id").agg(F.count(F.lit(1)).alias("findings"))
-    return counts.select(F.struct("status", "level", "rule_id", "findings").alias(FINDING_COUNTS))
+    """:data:`FINDING_COUNTS`: struct of ``status``, ``level``, ``rule_id``, ``findings``,
+    ``exception_state``."""
+    counts = findings.groupBy("status", "level", "rule_id", "exception_state").agg(
+        F.count(F.lit(1)).alias("findings")
+    )
+    return counts.select(
+        F.struct("status", "level", "rule_id", "findings", "exception_state").alias(FINDING_COUNTS)
+    )
 
 
 def subscription_totals(facts: DataFrame) -> DataFrame:

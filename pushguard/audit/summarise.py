@@ -32,15 +32,22 @@ def _per(counts: list[FindingCount], status: str, key: str) -> dict[str, int]:
 
 
 def finding_totals(counts: list[FindingCount]) -> FindingCounts:
-    """Violations and undecided findings (status ``unknown``), by rule and by level."""
+    """Violations and undecided findings (status ``unknown``), by rule and by level; excepted
+    findings (status ``excepted``) by rule; violations whose exception expired."""
     by_rule = _per(counts, "violation", "rule_id")
     undecided_by_rule = _per(counts, "unknown", "rule_id")
+    excepted_by_rule = _per(counts, "excepted", "rule_id")
     return FindingCounts(
         violations=sum(by_rule.values()),
         violations_by_rule=by_rule,
         violations_by_level=_per(counts, "violation", "level"),
         undecided=sum(undecided_by_rule.values()),
         undecided_by_rule=undecided_by_rule,
+        excepted=sum(excepted_by_rule.values()),
+        excepted_by_rule=excepted_by_rule,
+        expired_exceptions=sum(
+            c.findings for c in counts if c.status == "violation" and c.exception_state == "expired"
+        ),
     )
 
 

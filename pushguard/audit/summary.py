@@ -67,6 +67,13 @@ class FindingCounts(_Part):
     grant it needs is on an asset the export does not hold)."""
     undecided_by_rule: dict[str, int]
     """Undecided findings per rule ID (absent when none)."""
+    excepted: int = 0
+    """Findings with status ``excepted``: a violation under an active exception of the policy
+    config (not counted in ``violations`` nor for the exit code)."""
+    excepted_by_rule: dict[str, int] = {}
+    """Excepted findings per rule ID (absent when none)."""
+    expired_exceptions: int = 0
+    """Violations whose exception expired (counted in ``violations`` again)."""
 
 
 class AuditSettings(_Part):

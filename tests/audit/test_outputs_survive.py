@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,8 @@ from pyspark.sql import SparkSession
 
 from pushguard.audit import command, job
 from pushguard.audit.publish import MARKER
+from pushguard.policy.exceptions import utc_today
+from pushguard.rules import RULES
 from pushguard.rules.identity import cause, finding_id
 
 from .conftest import write_lines
@@ -186,3 +189,38 @@ def test_rows_carry_the_finding_id_of_asset_rule_and_cause(previous: Path) -> No
         assert row["finding_id"] == finding_id(
             row["asset_name"].removeprefix("//pubsub.googleapis.com/"), row["rule_id"], why
         )
+
+
+def test_exceptions_in_the_audit(spark: SparkSession, previous: Path, tmp_path: Path) -> None:
+    export = previous.parents[1] / "in" / "export.json"
+    path = "projects/acme-orders/subscriptions/good"
+    today = utc_today()
+    config: dict[str, object] = {
+        rule.id: {
+            "exceptions": [
+                {"resource": path, "reason": "expired", "expires": str(today - timedelta(days=1))}
+            ]
+        }
+        for rule in RULES
+    }
+    config["push-endpoint-https"] = {
+        "exceptions": [
+            {"resource": path, "reason": "partner moves", "expires": str(today + timedelta(days=9))}
+        ]
+    }
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    out = tmp_path / "out"
+    code = command.run(
+        [str(export)], str(out), policy_config=tmp_path / "config.json", stderr=io.StringIO()
+    )
+    rows = [json.loads(line) for line in (out / "findings.jsonl").read_text().splitlines()]
+    [https] = [r for r in rows if r["rule_id"] == "push-endpoint-https"]
+    assert https["status"] == "excepted"
+    assert (https["exception_state"], https["exception_reason"]) == ("active", "partner moves")
+    others = [r for r in rows if r["status"] == "violation"]
+    assert all(r["exception_state"] == "expired" for r in others)
+    summary = json.loads((out / "summary.json").read_text())["findings"]
+    assert summary["excepted"] == 1 and summary["excepted_by_rule"] == {"push-endpoint-https": 1}
+    assert summary["expired_exceptions"] == len(others)
+    assert "push-endpoint-https" not in summary["violations_by_rule"]
+    assert code == int(any(r["level"] == "mandatory" for r in others))
