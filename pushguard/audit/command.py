@@ -175,7 +175,8 @@ def _run_on_spark(
     run_id = run_time.strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:8]
     staging = staging_path(options.out, run_id)
     try:
-        result = run_audit(spark, replace(options, out=staging), progress)
+        stamp = run_time.strftime("%Y-%m-%dT%H:%M:%SZ")
+        result = run_audit(spark, replace(options, out=staging, run_time=stamp), progress)
         progress.phase("publishing")
         publish(spark, staging, options.out, run_id, run_time)
     except BaseException:

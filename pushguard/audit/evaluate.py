@@ -122,13 +122,14 @@ def excepted_findings(
 
 
 def arrow_evaluator(
-    groups: list[RuleGroup],
+    groups: list[RuleGroup], run_time: str = ""
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The function for ``DataFrame.mapInArrow(f, FINDINGS_DDL)``: Arrow batches of joined rows
     (:data:`~pushguard.audit.schemas.JOINED_SCHEMA`) in, batches of findings
     (:data:`ARROW_FINDINGS`, the columns of :data:`~pushguard.audit.schemas.FINDINGS_DDL`)
-    out. Raises nothing of its own; a row that does not fit :class:`SubscriptionFacts` fails the
-    task (the join's schema rules that out)."""
+    out, each row with ``run_time`` (the run's start, UTC). Raises nothing of its own; a row
+    that does not fit :class:`SubscriptionFacts` fails the task (the join's schema rules that
+    out)."""
 
     today = utc_today()  # on the driver: one day for the whole run
 
@@ -155,6 +156,7 @@ def arrow_evaluator(
                             "exception_state": excepted.state if excepted else None,
                             "exception_reason": excepted.reason if excepted else None,
                             "exception_expires": excepted.expires if excepted else None,
+                            "run_time": run_time or None,
                         }
                     )
             yield pa.RecordBatch.from_pylist(out, schema=ARROW_FINDINGS)

@@ -150,7 +150,7 @@ def _evaluate(
     persisted: the rules run once), and the same rows ordered in one partition for writing
     (persisted too)."""
     progress.phase("evaluating")
-    evaluator = arrow_evaluator(plan(options.rule_levels(), options.settings))
+    evaluator = arrow_evaluator(plan(options.rule_levels(), options.settings), options.run_time)
     findings = persisted.keep(facts.mapInArrow(evaluator, FINDINGS_DDL))
     # one partition, sorted: the findings are few (a few per subscription) and written as
     # one file; no range-partitioning sort (its sampling pass would be one more job)

@@ -183,7 +183,9 @@ def test_usage_errors_exit_2_before_spark_starts(tmp_path: Path) -> None:
 def test_rows_carry_the_finding_id_of_asset_rule_and_cause(previous: Path) -> None:
     rows = [json.loads(line) for line in (previous / "findings.jsonl").read_text().splitlines()]
     assert rows
+    marker = json.loads((previous / MARKER).read_text())
     for row in rows:
+        assert row["run_time"] == marker["runTime"][:19] + "Z"
         why = cause(row["field"], row.get("evidence") or {})
         assert row["finding_id"] == finding_id(row["asset_name"], row["rule_id"], why)
         assert row["finding_id"] == finding_id(
