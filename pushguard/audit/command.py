@@ -23,9 +23,11 @@ from typing import TextIO
 
 from pyspark.sql import SparkSession
 
+from pushguard.audit.baseline import check_baseline, compare
 from pushguard.audit.bigquery import BigQueryInputError, parse_input
 from pushguard.audit.job import run_audit
 from pushguard.audit.options import FAIL_ON, AuditOptions, AuditResult
+from pushguard.audit.outputs import OutputFolder
 from pushguard.audit.parse import DEFAULT_MAX_LINE_BYTES
 from pushguard.audit.progress import ConsoleProgress
 from pushguard.audit.publish import (
@@ -68,12 +70,14 @@ def run(
     stderr: TextIO | None = None,
     debug: bool = False,
     inputs: list[str] | None = None,
+    baseline: str | None = None,
 ) -> int:
     """Run the audit; return 0, 1 (violations at or above ``fail_on``) or 2 (bad usage, failed
     run). Messages go to ``stderr`` (default ``sys.stderr``); the summary line to stdout.
 
     ``inputs`` are the ``--input`` values, BigQuery tables (``bigquery:PROJECT.DATASET.TABLE``
     or ``bigquery:PROJECT.DATASET.PREFIX*``), read after ``paths``; at least one of the two.
+    ``baseline`` is a previous audit's ``--out`` (:mod:`pushguard.audit.baseline`).
 
     Any failure of the run (Spark, the JVM, the executors, the output folder...) is one
     paragraph on ``stderr`` and exit code 2; ``debug`` adds the traceback."""
@@ -88,6 +92,8 @@ def run(
             max_line_bytes=max_line_bytes,
             inputs=inputs or [],
         )
+        if baseline is not None:
+            check_baseline(baseline)
     except (AuditUsageError, BigQueryInputError, PolicyConfigError, OutputUsageError) as error:
         print(f"pushguard audit: error: {error}", file=stderr)
         return 2
@@ -95,7 +101,7 @@ def run(
     kept = f"the previous outputs in {out} are as they were; nothing was published"
     try:
         with _stopped_by_signals():
-            result = _run_on_spark(master, options, progress)
+            result = _run_on_spark(master, options, progress, baseline)
     except (KeyboardInterrupt, Stopped) as stop:
         progress.close()
         if debug:
@@ -161,7 +167,10 @@ def audit_options(
 
 
 def _run_on_spark(
-    master: str | None, options: AuditOptions, progress: ConsoleProgress
+    master: str | None,
+    options: AuditOptions,
+    progress: ConsoleProgress,
+    baseline: str | None = None,
 ) -> AuditResult:
     """Start (or join) the session, check the executors, run the audit into a staging folder
     and publish it as ``options.out`` (:mod:`pushguard.audit.publish`); a run that fails or is
@@ -177,6 +186,12 @@ def _run_on_spark(
     try:
         stamp = run_time.strftime("%Y-%m-%dT%H:%M:%SZ")
         result = run_audit(spark, replace(options, out=staging, run_time=stamp), progress)
+        if baseline is not None:
+            progress.phase("comparing with the baseline")
+            folder = OutputFolder(spark, staging)
+            summary = compare(spark, folder, staging, baseline, result.summary)
+            folder.write_text("summary.json", summary.to_json())
+            result = AuditResult(summary)
         progress.phase("publishing")
         publish(spark, staging, options.out, run_id, run_time)
     except BaseException:
@@ -252,11 +267,19 @@ def summary_line(summary: AuditSummary, out: str) -> str:
     where the outputs are."""
     lines = summary.lines
     subscriptions = summary.subscriptions
+    changes = summary.baseline
+    against = (
+        f"; against the baseline {changes.new:,} new, {changes.existing:,} existing, "
+        f"{changes.resolved:,} resolved"
+        if changes is not None
+        else ""
+    )
     return (
         f"pushguard audit: {lines.read:,} lines read, {lines.parsed:,} parsed, "
         f"{lines.quarantined:,} quarantined; {subscriptions.evaluated:,} "
         f"subscriptions ({subscriptions.push:,} push); violations by level "
-        f"{json.dumps(summary.findings.violations_by_level, sort_keys=True)}; outputs in {out}"
+        f"{json.dumps(summary.findings.violations_by_level, sort_keys=True)}{against}; "
+        f"outputs in {out}"
     )
 
 

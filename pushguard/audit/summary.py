@@ -88,6 +88,19 @@ class AuditSettings(_Part):
     ``mandatory``, ``advisory``, ``disabled``)."""
 
 
+class BaselineCounts(_Part):
+    """This run against ``--baseline`` (violations and excepted findings)."""
+
+    path: str
+    """The baseline folder as given."""
+    new: int
+    """Findings whose ``finding_id`` the baseline does not have."""
+    existing: int
+    """Findings the baseline has too."""
+    resolved: int
+    """The baseline's findings that are gone (listed in ``resolved.jsonl``)."""
+
+
 class AuditSummary(_Part):
     """The content of ``summary.json``."""
 
@@ -107,7 +120,12 @@ class AuditSummary(_Part):
     """The options the audit ran with."""
     timings_s: dict[str, float]
     """Wall time per phase of the run, in seconds (3 decimals); empty until the run ends."""
+    baseline: BaselineCounts | None = None
+    """With ``--baseline``: new, existing and resolved findings (absent without one)."""
 
     def to_json(self) -> str:
         """The text of ``summary.json``: keys sorted, indented by 2, ending in a newline."""
-        return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+        data = self.model_dump(mode="json")
+        if data.get("baseline") is None:
+            data.pop("baseline", None)
+        return json.dumps(data, indent=2, sort_keys=True) + "\n"

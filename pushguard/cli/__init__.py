@@ -230,6 +230,14 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
     max_line_bytes: Annotated[
         int, typer.Option(help="Quarantine lines longer than this many bytes.")
     ] = 4 * 1024 * 1024,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline",
+            help="A previous audit's --out folder: each finding is new or existing, and the "
+            "baseline's findings that are gone are listed in resolved.jsonl.",
+        ),
+    ] = None,
     debug: DebugOption = False,
 ) -> None:
     """Audit every Pub/Sub push subscription in Cloud Asset Inventory exports (Spark).
@@ -253,6 +261,7 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
             max_line_bytes=max_line_bytes,
             debug=debug,
             inputs=input_tables or [],
+            baseline=baseline,
         ),
         debug=debug,
     )

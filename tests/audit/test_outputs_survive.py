@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+from contextlib import redirect_stdout
 from datetime import timedelta
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from pushguard.policy.exceptions import utc_today
 from pushguard.rules import RULES
 from pushguard.rules.identity import cause, finding_id
 
+from . import cai
 from .conftest import write_lines
 from .test_inputs import GOOD
 
@@ -226,3 +228,49 @@ def test_exceptions_in_the_audit(spark: SparkSession, previous: Path, tmp_path: 
     assert summary["expired_exceptions"] == len(others)
     assert "push-endpoint-https" not in summary["violations_by_rule"]
     assert code == int(any(r["level"] == "mandatory" for r in others))
+
+
+def test_baseline_marks_new_and_existing_and_lists_resolved(
+    spark: SparkSession, previous: Path, tmp_path: Path
+) -> None:
+    before = [json.loads(line) for line in (previous / "findings.jsonl").read_text().splitlines()]
+    gone = [r for r in before if r["rule_id"] == "push-endpoint-https"]
+    assert gone, before
+    # `good` now pushes over https (its https finding resolved); `fresh` is a new subscription
+    fixed = cai.subscription("acme-orders", "123456789012", "good", "https://orders.example.com/p")
+    fresh = cai.subscription("acme-orders", "123456789012", "fresh", "http://fresh.example.com/p")
+    export = write_lines(tmp_path / "in" / "export.json", [fixed, fresh])
+    out = tmp_path / "out"
+    stdout = io.StringIO()
+    with redirect_stdout(stdout):
+        command.run([str(export)], str(out), baseline=str(previous), stderr=io.StringIO())
+    rows = [json.loads(line) for line in (out / "findings.jsonl").read_text().splitlines()]
+    ids_before = {r["finding_id"] for r in before}
+    for row in rows:
+        expected = "existing" if row["finding_id"] in ids_before else "new"
+        assert row["change"] == expected, row
+    assert {r["change"] for r in rows if "/subscriptions/fresh" in r["asset_name"]} == {"new"}
+    resolved = [json.loads(line) for line in (out / "resolved.jsonl").read_text().splitlines()]
+    assert {r["finding_id"] for r in resolved} == {r["finding_id"] for r in gone}
+    counted = [r for r in rows if r["status"] in ("violation", "excepted")]
+    summary = json.loads((out / "summary.json").read_text())["baseline"]
+    assert summary == {
+        "path": str(previous),
+        "new": sum(r["change"] == "new" for r in counted),
+        "existing": sum(r["change"] == "existing" for r in counted),
+        "resolved": len(gone),
+    }
+    assert "against the baseline" in stdout.getvalue()
+
+
+def test_a_baseline_that_is_not_a_completed_audit_is_a_usage_error(tmp_path: Path) -> None:
+    export = write_lines(tmp_path / "in" / "export.json", [GOOD])
+    (tmp_path / "half").mkdir()
+    (tmp_path / "half" / "findings.jsonl").write_text("")
+    for baseline in (tmp_path / "missing", tmp_path / "half"):
+        stderr = io.StringIO()
+        code = command.run(
+            [str(export)], str(tmp_path / "out"), baseline=str(baseline), stderr=stderr
+        )
+        assert code == 2
+        assert stderr.getvalue().startswith(f"pushguard audit: error: --baseline {baseline}")
