@@ -112,7 +112,8 @@ def staging_path(out: str, run_id: str) -> str:
 def _fs(spark: Any, path: str) -> tuple[Any, Any]:
     jvm: Any = spark.sparkContext._jvm
     hadoop = jvm.org.apache.hadoop.fs.Path(path)
-    return hadoop.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hadoop
+    fs = hadoop.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    return fs, fs.makeQualified(hadoop)  # absolute, so a relative --out has a parent
 
 
 def publish(spark: Any, staging: str, out: str, run_id: str, run_time: datetime) -> None:
