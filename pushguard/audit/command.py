@@ -226,14 +226,20 @@ def _quiet_and_cancel() -> None:
 
 @contextmanager
 def _stopped_by_signals() -> Iterator[None]:
-    """While the block runs, SIGINT raises ``KeyboardInterrupt`` and SIGTERM/SIGHUP raise
-    :class:`Stopped`, after quieting and cancelling Spark; the previous handlers are restored
-    after. Only in the main thread (where Python delivers signals)."""
+    """While the block runs, the first SIGINT raises ``KeyboardInterrupt`` and the first
+    SIGTERM/SIGHUP raises :class:`Stopped`, after quieting and cancelling Spark; later ones are
+    ignored so the staging folder is still removed. The previous handlers are restored after.
+    Only in the main thread (where Python delivers signals)."""
     if not _main_thread():
         yield
         return
 
+    stopped: list[int] = []
+
     def handler(number: int, _: FrameType | None) -> None:
+        if stopped:  # the run is unwinding already: let it finish cleaning up
+            return
+        stopped.append(number)
         _quiet_and_cancel()
         if number == signal.SIGINT:
             raise KeyboardInterrupt
