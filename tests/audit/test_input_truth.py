@@ -81,9 +81,22 @@ def build(root: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def truth(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Audit:
+def truth_run(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> tuple[Audit, bool]:
+    """The audit of :func:`build`, and whether Spark's cache was empty right after it."""
     root = tmp_path_factory.mktemp("truth")
-    return audit(spark, [build(root)], root / "out")
+    spark.catalog.clearCache()
+    result = audit(spark, [build(root)], root / "out")
+    return result, bool(spark._jsparkSession.sharedState().cacheManager().isEmpty())
+
+
+@pytest.fixture
+def truth(truth_run: tuple[Audit, bool]) -> Audit:
+    return truth_run[0]
+
+
+def test_a_run_releases_what_it_persisted(truth_run: tuple[Audit, bool]) -> None:
+    """What an audit persists is unpersisted when it ends (the CI session once needed 4 GiB)."""
+    assert truth_run[1], "frames an audit persisted are still cached after it ended"
 
 
 def _endpoint_violation(result: Audit, name: str) -> bool:
