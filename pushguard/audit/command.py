@@ -295,7 +295,13 @@ def session(master: str | None) -> SparkSession:
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
-    builder = SparkSession.builder.appName("pushguard-audit")
+    # Spark's stage bars ([Stage 3:> (0 + 2) / 2], redrawn with carriage returns) are off on
+    # every master: on a terminal the audit's own live line replaces them, and in a redirected
+    # log they would be glued to its phase lines (spark.ui.showConsoleProgress,
+    # https://spark.apache.org/docs/latest/configuration.html#spark-ui)
+    builder = SparkSession.builder.appName("pushguard-audit").config(
+        "spark.ui.showConsoleProgress", "false"
+    )
     if master or not _submitted():
         builder = builder.master(master or DEFAULT_MASTER)
         if (master or DEFAULT_MASTER).startswith("local"):  # stay on loopback
@@ -305,8 +311,6 @@ def session(master: str | None) -> SparkSession:
             defaults = local_defaults(os.environ, executable=sys.executable)
             for key, value in defaults.items():
                 builder = builder.config(key, value)
-            if sys.stderr.isatty():  # the audit's own progress line replaces Spark's bars
-                builder = builder.config("spark.ui.showConsoleProgress", "false")
             if "spark.pyspark.python" in defaults:
                 # PySpark starts its workers with $PYSPARK_PYTHON (else python3 on PATH): this
                 # interpreter, the one that has pushguard, also when the venv is not activated.

@@ -62,10 +62,14 @@ def summarise(
             files=len(inputs.ndjson) + len(inputs.arrays),
             json_array_files=len(inputs.arrays),
             asset_type_folders_skipped=inputs.skipped_types,
+            files_skipped=[name.removeprefix("file:") for name in inputs.skipped_files],
         ),
-        lines=LineCounts(read=read, parsed=read - scan.quarantined, quarantined=scan.quarantined),
+        lines=LineCounts(
+            read=read, parsed=scan.parsed, quarantined=scan.quarantined, blank=scan.blank
+        ),
         quarantine_reasons=dict(sorted(scan.reasons.items())),
         assets_by_type=dict(sorted(scan.types.items())),
+        superseded_by_type=aggregates.superseded,
         subscriptions=SubscriptionCounts(
             evaluated=aggregates.subscriptions, push=aggregates.push_subscriptions
         ),

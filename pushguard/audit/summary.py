@@ -27,14 +27,19 @@ class InputCounts(_Part):
     files: int
     """Files read (newline-delimited JSON and JSON arrays)."""
     json_array_files: int
-    """Of ``files``, those that hold one JSON array of assets (``gcloud asset list`` output)."""
+    """Of ``files``, those that hold one JSON document: an array of assets (``gcloud asset
+    list --format=json`` output) or one pretty-printed asset; compressed or not."""
     asset_type_folders_skipped: list[str]
     """Asset types (``service.googleapis.com/Kind``) whose folders in a per-asset-type export
     layout were not read, because no rule needs them."""
+    files_skipped: list[str]
+    """Hidden and marker files under the paths (names starting with ``.`` or ``_``, such as
+    ``_SUCCESS`` or ``.crc``), not read, as Hadoop and Spark skip them (sorted)."""
 
 
 class LineCounts(_Part):
-    """Input lines (JSON-array elements count as lines); ``read == parsed + quarantined``."""
+    """Input lines (JSON-array elements count as lines);
+    ``read == parsed + quarantined + blank``."""
 
     read: int
     """Lines read from the export files."""
@@ -42,6 +47,8 @@ class LineCounts(_Part):
     """Lines that parsed as Cloud Asset Inventory assets."""
     quarantined: int
     """Lines written to ``quarantine/`` with their reason instead of being audited."""
+    blank: int
+    """Lines of white space only (empty, spaces, tabs): neither parsed nor quarantined."""
 
 
 class SubscriptionCounts(_Part):
@@ -112,6 +119,11 @@ class AuditSummary(_Part):
     """Quarantined lines per reason (absent when none)."""
     assets_by_type: dict[str, int]
     """Parsed lines per asset type (every type read, whether or not a rule uses it)."""
+    superseded_by_type: dict[str, int]
+    """Per asset type the audit reads, the copies of an asset (a resource or an IAM policy)
+    that a newer copy of the same asset superseded: an asset listed more than once is evaluated
+    once, in the copy with the greatest ``update_time`` (ties: the first by file and line);
+    absent when none."""
     subscriptions: SubscriptionCounts
     """Subscriptions evaluated."""
     findings: FindingCounts
