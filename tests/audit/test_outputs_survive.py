@@ -146,7 +146,7 @@ def test_usage_errors_exit_2_before_spark_starts(tmp_path: Path) -> None:
         ([str(tmp_path / "missing"), "--out", str(tmp_path / "o1")], "does not exist"),
         ([str(export), "--out", str(a_file)], "is a file, not a folder"),
         ([str(export), "--out", str(a_file / "out")], "is a file, so the folder cannot be made"),
-        ([str(export), "--out", str(tmp_path / "in" / "out")], "is inside the export path"),
+        ([str(export.parent), "--out", str(tmp_path / "in" / "out")], "is inside the export"),
         ([str(export), "--out", str(others)], "is not an audit's output folder"),
         (
             [str(export), "--out", str(tmp_path / "o2"), "--policy-config", str(bad_config)],
