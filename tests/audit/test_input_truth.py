@@ -5,6 +5,7 @@ redirected stderr carries no Spark stage bars."""
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import json
 import os
@@ -15,6 +16,8 @@ from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
+
+from pushguard.audit.read import DOCUMENT, LINES, file_shape
 
 from . import cai
 from .conftest import Audit, audit, write_lines
@@ -176,3 +179,36 @@ def test_redirected_stderr_has_no_spark_stage_bars(truth: Audit, tmp_path: Path)
     assert (tmp_path / "o" / "findings.jsonl").read_bytes() == (
         truth.out / "findings.jsonl"
     ).read_bytes()
+
+
+SUB = cai.line(_sub("s", HTTP))
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "shape"),
+    [
+        ("lines.json", f"{SUB}\n{SUB}\n", LINES),
+        ("broken-first.json", f'{{"name": "//x\n{SUB}\n', LINES),  # a truncated first line
+        ("array-first.json", f"[1, 2]\n{SUB}\n", LINES),
+        ("one-line-array.json", f"[{SUB},{SUB}]\n\n", DOCUMENT),
+        ("pretty.json", json.dumps([_sub("s", HTTP)], indent=2), DOCUMENT),
+        ("pretty-object.json", "\ufeff" + json.dumps(_sub("s", HTTP), indent=1), DOCUMENT),
+        ("blank-first.json", f"\n\n  \n{SUB}\n", LINES),
+        ("empty.json", "", LINES),
+        ("text.json", "# a comment\n[\n", LINES),
+        ("pretty.json.gz", json.dumps([_sub("s", HTTP)], indent=2), DOCUMENT),
+        ("lines.json.bz2", f"{SUB}\n", LINES),
+        ("pretty.json.bz2", json.dumps([_sub("s", HTTP)], indent=2), DOCUMENT),
+    ],
+)
+def test_file_shape_after_decompression(
+    spark: SparkSession, tmp_path: Path, name: str, content: str, shape: str
+) -> None:
+    path = tmp_path / name
+    data = content.encode()
+    if name.endswith(".gz"):
+        data = gzip.compress(data)
+    elif name.endswith(".bz2"):
+        data = bz2.compress(data)
+    path.write_bytes(data)
+    assert file_shape(spark, str(path)) == shape
