@@ -84,7 +84,7 @@ def _stop_in(monkeypatch: pytest.MonkeyPatch, target: str, how: str) -> None:
         ("parsing", "assets_and_quarantine", "SIGTERM", 2),
         ("writing quarantine", "write_quarantine", "SIGINT", 130),
         ("summarising", "render", "SIGTERM", 2),
-        ("summarising", "render", "failure", 2),
+        ("joining", "subscription_facts", "failure", 2),
     ],
 )
 def test_a_stopped_or_failed_run_leaves_the_previous_outputs_byte_identical(
