@@ -1,5 +1,5 @@
-"""Benchmark of ``pushguard audit`` against a Spark parse baseline and single-process Python
-(issue 15), at 10^5, 10^6 and 10^7 export lines.
+"""Benchmark of ``pushguard audit`` against a Spark parse baseline, single-process Python and
+DuckDB (issues 15 and 21), at 10^4 to 10^7 export lines.
 
 A generator writes a realistic synthetic Cloud Asset Inventory export (newline-delimited JSON,
 snake_case GCS shape, 8 shards): per project a Project asset, its IAM policy, service accounts,
@@ -9,20 +9,25 @@ non-compliant endpoints and accounts), plus IAM policies on service accounts and
 service perimeter per 50 projects. Lines are 400-1,500 bytes, like real exports.
 
 Every measure is a **fresh process**, timed from start to exit (JVM start-up included), run
-``--runs`` times (median reported), in this order per run: the audit, the Spark baseline, Python
-``json``, ``orjson``:
+``--runs`` times (median reported), in this order per run, so that the audit and the baseline
+it is compared with run side by side under the same load: the audit, the Spark baseline, Python
+``json``, ``orjson``, DuckDB:
 
 - **audit**: ``pushguard audit EXPORT --out DIR --fail-on never`` with default settings;
 - **Spark baseline**: a fresh ``local[*]`` session running
   ``spark.read.schema("name string, asset_type string, resource struct<data string>").json(path)``,
   keeping the ``pubsub.googleapis.com/Subscription`` rows, writing Parquet (Spark's defaults);
 - **json / orjson**: one Python process, a loop that parses each line and keeps the
-  subscription rows.
+  subscription rows;
+- **DuckDB** (the single-machine reference; a bench-only dependency: ``pip install duckdb``,
+  skipped when it is not installed): one Python process, ``read_json`` of the export with three
+  columns, the subscriptions kept and three of the rules counted in SQL (endpoint not HTTPS, no
+  OIDC token, push-auth account of another project).
 
 Peak RSS is the largest ``VmHWM`` seen per process (polled every 0.2 s) of the audit's Python
 driver and of its JVM (in local mode the JVM also runs the executors' work).
 
-    python bench/audit_bench.py --sizes 100000 1000000 --runs 3 --keep /tmp/exports
+    python bench/audit_bench.py --sizes 10000 100000 1000000 --runs 3 --keep /tmp/exports
     python bench/audit_bench.py --sizes 10000000 --runs 1 --keep /tmp/exports
 
 The generated exports stay under ``--keep`` (reused by later runs); without it they go to a
@@ -229,6 +234,44 @@ print(len(kept))
 """
 
 
+DUCKDB = """
+import sys
+import duckdb
+rows = duckdb.sql(
+    \"\"\"
+    SELECT
+      count(*) FILTER (WHERE endpoint IS NOT NULL AND NOT starts_with(endpoint, 'https://')),
+      count(*) FILTER (WHERE endpoint IS NOT NULL AND account IS NULL),
+      count(*) FILTER (
+        WHERE account IS NOT NULL
+        AND split_part(split_part(account, '@', 2), '.', 1) <> split_part(name, '/', 5)
+      )
+    FROM (
+      SELECT name,
+        json_extract_string(resource.data, '$.pushConfig.pushEndpoint') AS endpoint,
+        json_extract_string(resource.data, '$.pushConfig.oidcToken.serviceAccountEmail')
+          AS account
+      FROM read_json(
+        ?, format = 'newline_delimited',
+        columns = {name: 'VARCHAR', asset_type: 'VARCHAR', resource: 'STRUCT(data JSON)'}
+      )
+      WHERE asset_type = 'pubsub.googleapis.com/Subscription'
+    )
+    \"\"\",
+    params=[sys.argv[1] + "/*.json"],
+).fetchall()
+print(rows)
+"""
+
+
+def _has_duckdb() -> bool:
+    try:
+        import duckdb  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 class _PeakRss:
     """Polls the peak RSS (``VmHWM``) of a process tree: the largest Python and JVM process."""
 
@@ -297,7 +340,13 @@ def measure(export: Path, work: Path, runs: int) -> dict[str, object]:
     script = str(Path(python).with_name("pushguard"))
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
     env["PATH"] = f"{Path(python).parent}{os.pathsep}{env.get('PATH', '')}"
-    times: dict[str, list[float]] = {"audit": [], "baseline": [], "json": [], "orjson": []}
+    times: dict[str, list[float]] = {
+        "audit": [],
+        "baseline": [],
+        "json": [],
+        "orjson": [],
+        "duckdb": [],
+    }
     peaks: dict[str, float] = {"audit_python": 0, "audit_jvm": 0, "baseline_jvm": 0}
     summary: dict[str, object] = {}
     for _ in range(runs):
@@ -316,13 +365,15 @@ def measure(export: Path, work: Path, runs: int) -> dict[str, object]:
         for module in ("json", "orjson"):
             loop = _timed([python, "-c", PYTHON_LOOP.format(module=module), str(export)], env)
             times[module].append(loop["s"])
+        if _has_duckdb():
+            times["duckdb"].append(_timed([python, "-c", DUCKDB, str(export)], env)["s"])
     lines = summary["lines"]["read"]  # type: ignore[index]
     return {
         "lines": lines,
         "bytes": sum(p.stat().st_size for p in export.iterdir()),
         "runs": runs,
         "times": times,
-        "median": {k: statistics.median(v) for k, v in times.items()},
+        "median": {k: statistics.median(v) if v else float("nan") for k, v in times.items()},
         "peaks_mib": peaks,
         "subscriptions": summary["subscriptions"]["evaluated"],  # type: ignore[index]
         "violations": summary["findings"]["violations"],  # type: ignore[index]
@@ -342,10 +393,10 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="pushguard-bench-work-"))
     print(
         "| lines | GB | audit s | Spark baseline s | audit / baseline | Python json s | "
-        "orjson s | audit peak RSS Python / JVM MiB | baseline JVM MiB | subscriptions | "
-        "violations |"
+        "orjson s | DuckDB s | audit peak RSS Python / JVM MiB | baseline JVM MiB | "
+        "subscriptions | violations |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     try:
         for size in options.sizes:
             export = base / f"export-{size}"
@@ -359,7 +410,8 @@ def main() -> None:
             print(
                 f"| {r['lines']:,} | {r['bytes'] / 1e9:.2f} | {m['audit']:.1f} | "  # type: ignore[index]
                 f"{m['baseline']:.1f} | {m['audit'] / m['baseline']:.2f}x | "  # type: ignore[index]
-                f"{m['json']:.1f} | {m['orjson']:.1f} | {p['audit_python']:.0f} / "  # type: ignore[index]
+                f"{m['json']:.1f} | {m['orjson']:.1f} | {m['duckdb']:.1f} | "  # type: ignore[index]
+                f"{p['audit_python']:.0f} / "  # type: ignore[index]
                 f"{p['audit_jvm']:.0f} | {p['baseline_jvm']:.0f} | {r['subscriptions']:,} | "  # type: ignore[index]
                 f"{r['violations']:,} |",
                 flush=True,

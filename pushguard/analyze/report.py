@@ -13,6 +13,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from pushguard.analyze.baseline import resolved_json
 from pushguard.analyze.origin import StateOrigin
 from pushguard.analyze.runner import AnalysisRun
 from pushguard.gate.redact import PLAIN
@@ -23,15 +24,28 @@ from pushguard.gate.sarif import automation_id, to_sarif
 
 
 def summary(run: AnalysisRun) -> dict[str, int]:
-    """Counts across stacks: ``stacks`` analysed, ``unreadable`` files, violations by level,
-    stacks that fail (a mandatory violation) and the exit code."""
-    counts = {
-        level: sum(v.level == level for r in run.stacks for v in r.violations) for level in LEVELS
-    }
+    """Counts across stacks: ``stacks`` analysed, ``unreadable`` files, violations by level
+    (not those under an active exception), ``excepted``, ``expiredExceptions``, with a baseline
+    ``new``, ``existing`` and ``resolved``, stacks that fail (a mandatory violation) and the
+    exit code."""
+    found = [v for r in run.stacks for v in r.violations]
+    counts = {level: sum(v.level == level and v.counts for v in found) for level in LEVELS}
+    changes = (
+        {
+            "new": sum(v.change == "new" for v in found),
+            "existing": sum(v.change == "existing" for v in found),
+            "resolved": len(run.resolved),
+        }
+        if run.baseline is not None
+        else {}
+    )
     return {
         "stacks": len(run.stacks),
         "unreadable": len(run.unreadable),
         **counts,
+        "excepted": sum(not v.counts for v in found),
+        "expiredExceptions": sum(v.excepted is not None and not v.excepted.active for v in found),
+        **changes,
         "failing": sum(r.exit_code for r in run.stacks),
         "exitCode": run.exit_code,
     }
@@ -68,12 +82,16 @@ def to_json_report(run: AnalysisRun) -> dict[str, Any]:
     """``stacks`` (each stack's preview-shaped JSON report, with ``state``: the file, its
     deployment version and the Pulumi version that wrote it), ``unreadable`` (``path``,
     ``message``), ``skipped`` (files found in a folder that are not Pulumi state: ``path``,
-    ``reason``), ``error`` (when the run stopped) and ``summary``."""
+    ``reason``), with ``--baseline`` ``resolved`` (the baseline's findings gone: ``project``,
+    ``stack``, ``policy``, ``urn``, ``findingId``, ``level``, ``message``), ``error`` (when
+    the run stopped) and ``summary``."""
     report: dict[str, Any] = {
         "stacks": [to_json(result) for result in run.stacks],
         "unreadable": _unreadable(run),
         "skipped": _skipped(run),
     }
+    if run.baseline is not None:
+        report["resolved"] = resolved_json(run.resolved)
     if run.error is not None:
         report["error"] = {"message": PLAIN.text(run.error)}
     report["summary"] = summary(run)
@@ -161,8 +179,13 @@ def render_text(run: AnalysisRun, console: Console) -> None:
     console.print(
         f"\nStacks: {totals['stacks']} analysed, {totals['unreadable']} unreadable{skipped}, "
         f"{totals['failing']} failing. Policy violations: {totals['mandatory']} mandatory, "
-        f"{totals['advisory']} advisory."
+        f"{totals['advisory']} advisory, {totals['excepted']} excepted."
     )
+    if run.baseline is not None:
+        console.print(
+            f"Against the baseline: {totals['new']} new, {totals['existing']} existing, "
+            f"{totals['resolved']} resolved."
+        )
 
 
 def error_message(run: AnalysisRun) -> str | None:

@@ -22,6 +22,7 @@ from typing import Any
 
 import grpc
 
+from pushguard.analyze.baseline import BaselineError, BaselineFinding, compare, load_baseline
 from pushguard.analyze.deployment import (
     NotStateError,
     StackState,
@@ -55,6 +56,8 @@ class AnalyzeOptions:
     paths: list[Path]
     policy_pack: Path | None = None
     policy_config: Path | None = None
+    baseline: Path | None = None
+    """A previous ``analyze --format json`` report (:mod:`pushguard.analyze.baseline`)."""
 
 
 @dataclass
@@ -68,6 +71,10 @@ class AnalysisRun:
     unreadable: list[StateFileError] = field(default_factory=list)
     skipped: list[NotStateError] = field(default_factory=list)
     error: str | None = None
+    baseline: Path | None = None
+    """The baseline compared with, if any."""
+    resolved: list[BaselineFinding] = field(default_factory=list)
+    """The baseline's findings gone in this run (with a baseline)."""
 
     @property
     def exit_code(self) -> int:
@@ -101,7 +108,8 @@ def run_analyze(options: AnalyzeOptions) -> AnalysisRun:
         file_config = load_policy_config(options.policy_config) if options.policy_config else {}
         pack_dir = resolve_pack_dir(options.policy_pack)
         python = pack_python(pack_dir)
-    except (PolicyConfigError, PackError) as error:
+        baseline = load_baseline(options.baseline) if options.baseline else None
+    except (PolicyConfigError, PackError, BaselineError) as error:
         run.error = str(error)
         return run
     if not states:
@@ -122,6 +130,9 @@ def run_analyze(options: AnalyzeOptions) -> AnalysisRun:
                 run.unreadable.append(
                     StateFileError(state.path, f"the policy pack refused it: {_details(error)}")
                 )
+        if baseline is not None:
+            run.baseline = options.baseline
+            run.resolved = compare(run.stacks, baseline)
     except PackStartError as error:
         run.error = f"the policy pack {pack_dir} did not start: {error}"
     except (PolicyConfigError, MessageTooLargeError) as error:

@@ -40,6 +40,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--include-dry-run-perimeters", action="store_true")
     parser.add_argument("--max-line-bytes", type=int, default=DEFAULT_MAX_LINE_BYTES)
     parser.add_argument(
+        "--baseline", help="a previous audit's --out: mark findings new or existing, list resolved"
+    )
+    parser.add_argument(
         "--debug", action="store_true", help="on a failed run, also print the traceback"
     )
     options = parser.parse_args(argv)
@@ -53,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         max_line_bytes=options.max_line_bytes,
         debug=options.debug,
         inputs=options.input,
+        baseline=options.baseline,
     )
 
 

@@ -3,9 +3,9 @@ computed by one Spark job (:func:`collect_aggregates`).
 
 Each aggregate is a frame of one named struct column (:data:`FINDING_COUNTS`,
 :data:`SUBSCRIPTION_TOTALS`, :data:`PROJECT_OFFENDERS`, :data:`FOLDER_OFFENDERS`,
-:data:`WORST_SUBSCRIPTIONS`), with named fields; the five are unioned by name (each row carries
-one of the structs, the others null) so that one ``collect`` runs them all, and come back as
-typed rows (:class:`Aggregates`). Each part is at most a few hundred rows.
+:data:`WORST_SUBSCRIPTIONS`, :data:`SUPERSEDED`), with named fields; the six are unioned by name
+(each row carries one of the structs, the others null) so that one ``collect`` runs them all,
+and come back as typed rows (:class:`Aggregates`). Each part is at most a few hundred rows.
 """
 
 from __future__ import annotations
@@ -23,16 +23,19 @@ SUBSCRIPTION_TOTALS = "subscription_totals"
 PROJECT_OFFENDERS = "project_offenders"
 FOLDER_OFFENDERS = "folder_offenders"
 WORST_SUBSCRIPTIONS = "worst_subscriptions"
+SUPERSEDED = "superseded"
 
 
 @dataclass(frozen=True)
 class FindingCount:
-    """Findings of one status (``violation``, ``unknown``), level and rule."""
+    """Findings of one status (``violation``, ``unknown``, ``excepted``), level, rule and
+    exception state (``None``, ``active``, ``expired``)."""
 
     status: str
     level: str
     rule_id: str
     findings: int
+    exception_state: str | None = None
 
 
 @dataclass(frozen=True)
@@ -65,8 +68,8 @@ class WorstSubscription:
 @dataclass
 class Aggregates:
     """Everything :func:`collect_aggregates` returns: the finding counts, the subscriptions
-    evaluated and those that push, and the top :data:`TOP` projects, folders and subscriptions by
-    violations (in Spark's order; the report sorts them)."""
+    evaluated and those that push, the top :data:`TOP` projects, folders and subscriptions by
+    violations (in Spark's order; the report sorts them), and the superseded copies."""
 
     finding_counts: list[FindingCount] = field(default_factory=list)
     subscriptions: int = 0
@@ -74,6 +77,8 @@ class Aggregates:
     projects: list[ProjectOffender] = field(default_factory=list)
     folders: list[FolderOffender] = field(default_factory=list)
     worst: list[WorstSubscription] = field(default_factory=list)
+    superseded: dict[str, int] = field(default_factory=dict)
+    """Copies superseded by a newer copy of the same asset, per asset type."""
 
 
 def _one_row_per_violation(findings: DataFrame) -> DataFrame:
@@ -85,9 +90,14 @@ def _mandatory() -> Column:
 
 
 def finding_counts(findings: DataFrame) -> DataFrame:
-    """:data:`FINDING_COUNTS`: struct of ``status``, ``level``, ``rule_id``, ``findings``."""
-    counts = findings.groupBy("status", "level", "rule_id").agg(F.count(F.lit(1)).alias("findings"))
-    return counts.select(F.struct("status", "level", "rule_id", "findings").alias(FINDING_COUNTS))
+    """:data:`FINDING_COUNTS`: struct of ``status``, ``level``, ``rule_id``, ``findings``,
+    ``exception_state``."""
+    counts = findings.groupBy("status", "level", "rule_id", "exception_state").agg(
+        F.count(F.lit(1)).alias("findings")
+    )
+    return counts.select(
+        F.struct("status", "level", "rule_id", "findings", "exception_state").alias(FINDING_COUNTS)
+    )
 
 
 def subscription_totals(facts: DataFrame) -> DataFrame:
@@ -149,11 +159,20 @@ def worst_subscriptions(findings: DataFrame) -> DataFrame:
     )
 
 
-def aggregates_frame(facts: DataFrame, findings: DataFrame) -> DataFrame:
-    """The five aggregates in one frame, unioned by name: one column per aggregate (the names
+def superseded_copies(superseded: DataFrame) -> DataFrame:
+    """:data:`SUPERSEDED`: struct of ``asset_type``, ``copies``, from
+    :meth:`~pushguard.audit.join.AssetCopies.superseded`."""
+    return superseded.select(F.struct("asset_type", "copies").alias(SUPERSEDED))
+
+
+def aggregates_frame(
+    facts: DataFrame, findings: DataFrame, superseded: DataFrame | None = None
+) -> DataFrame:
+    """The six aggregates in one frame, unioned by name: one column per aggregate (the names
     above, in that order), each row non-null in exactly one of them. ``facts`` are joined rows
     (:data:`~pushguard.audit.schemas.JOINED_SCHEMA`), ``findings`` rows of
-    :data:`~pushguard.audit.schemas.FINDINGS_DDL`. Lazy."""
+    :data:`~pushguard.audit.schemas.FINDINGS_DDL`, ``superseded`` the counts of
+    :meth:`~pushguard.audit.join.AssetCopies.superseded` (None: none). Lazy."""
     parts = [
         finding_counts(findings),
         subscription_totals(facts),
@@ -161,6 +180,8 @@ def aggregates_frame(facts: DataFrame, findings: DataFrame) -> DataFrame:
         folder_offenders(findings),
         worst_subscriptions(findings),
     ]
+    if superseded is not None:
+        parts.append(superseded_copies(superseded))
     frame = parts[0]
     for part in parts[1:]:
         frame = frame.unionByName(part, allowMissingColumns=True)
@@ -170,14 +191,18 @@ def aggregates_frame(facts: DataFrame, findings: DataFrame) -> DataFrame:
         PROJECT_OFFENDERS,
         FOLDER_OFFENDERS,
         WORST_SUBSCRIPTIONS,
+        F.col(SUPERSEDED) if superseded is not None else F.lit(None).alias(SUPERSEDED),
     )
 
 
-def collect_aggregates(facts: DataFrame, findings: DataFrame) -> Aggregates:
+def collect_aggregates(
+    facts: DataFrame, findings: DataFrame, superseded: DataFrame | None = None
+) -> Aggregates:
     """Run :func:`aggregates_frame` (one ``collect``) and type its rows."""
     result = Aggregates()
-    for row in aggregates_frame(facts, findings).collect():
+    for row in aggregates_frame(facts, findings, superseded).collect():
         _add(result, row)
+    result.superseded = dict(sorted(result.superseded.items()))
     return result
 
 
@@ -194,3 +219,5 @@ def _add(result: Aggregates, row: Row) -> None:
     elif row[WORST_SUBSCRIPTIONS] is not None:
         worst = row[WORST_SUBSCRIPTIONS].asDict()
         result.worst.append(WorstSubscription(**{**worst, "rules": list(worst["rules"])}))
+    elif row[SUPERSEDED] is not None:
+        result.superseded[row[SUPERSEDED]["asset_type"]] = row[SUPERSEDED]["copies"]

@@ -9,19 +9,35 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import sys
 import traceback
-from collections.abc import Collection, Mapping
+import uuid
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
+from types import FrameType
 from typing import TextIO
 
 from pyspark.sql import SparkSession
 
+from pushguard.audit.baseline import check_baseline, compare
 from pushguard.audit.bigquery import BigQueryInputError, parse_input
 from pushguard.audit.job import run_audit
 from pushguard.audit.options import FAIL_ON, AuditOptions, AuditResult
+from pushguard.audit.outputs import OutputFolder
 from pushguard.audit.parse import DEFAULT_MAX_LINE_BYTES
 from pushguard.audit.progress import ConsoleProgress
+from pushguard.audit.publish import (
+    OutputUsageError,
+    check_local_inputs,
+    check_out,
+    discard,
+    publish,
+    staging_path,
+)
 from pushguard.audit.read import InputError
 from pushguard.audit.summary import AuditSummary
 from pushguard.policy.config_file import PolicyConfigError, load_rule_config
@@ -54,12 +70,14 @@ def run(
     stderr: TextIO | None = None,
     debug: bool = False,
     inputs: list[str] | None = None,
+    baseline: str | None = None,
 ) -> int:
     """Run the audit; return 0, 1 (violations at or above ``fail_on``) or 2 (bad usage, failed
     run). Messages go to ``stderr`` (default ``sys.stderr``); the summary line to stdout.
 
     ``inputs`` are the ``--input`` values, BigQuery tables (``bigquery:PROJECT.DATASET.TABLE``
     or ``bigquery:PROJECT.DATASET.PREFIX*``), read after ``paths``; at least one of the two.
+    ``baseline`` is a previous audit's ``--out`` (:mod:`pushguard.audit.baseline`).
 
     Any failure of the run (Spark, the JVM, the executors, the output folder...) is one
     paragraph on ``stderr`` and exit code 2; ``debug`` adds the traceback."""
@@ -74,18 +92,32 @@ def run(
             max_line_bytes=max_line_bytes,
             inputs=inputs or [],
         )
-    except (AuditUsageError, BigQueryInputError, PolicyConfigError) as error:
+        if baseline is not None:
+            check_baseline(baseline)
+    except (AuditUsageError, BigQueryInputError, PolicyConfigError, OutputUsageError) as error:
         print(f"pushguard audit: error: {error}", file=stderr)
         return 2
     progress = ConsoleProgress(stderr)  # phases on stderr: live on a terminal, else lines
+    kept = f"the previous outputs in {out} are as they were; nothing was published"
     try:
-        result = _run_on_spark(master, options, progress)
+        with _stopped_by_signals():
+            result = _run_on_spark(master, options, progress, baseline)
+    except (KeyboardInterrupt, Stopped) as stop:
+        progress.close()
+        if debug:
+            traceback.print_exception(stop, file=stderr)
+        name = stop.name if isinstance(stop, Stopped) else "SIGINT"
+        print(
+            f"pushguard audit: error: stopped by {name} while {progress_phase(progress)}; {kept}",
+            file=stderr,
+        )
+        return 130 if name == "SIGINT" else 2
     except Exception as error:  # any failed run: exit code 2, not a traceback
         progress.close()
         if debug:
             traceback.print_exception(error, file=stderr)
         known = isinstance(error, InputError | AuditRunError)
-        print(f"pushguard audit: error: {error if known else describe(error)}", file=stderr)
+        print(f"pushguard audit: error: {error if known else describe(error)}; {kept}", file=stderr)
         return 2
     progress.close()
     print(summary_line(result.summary, out))
@@ -110,6 +142,8 @@ def audit_options(
             1024, or there is nothing to audit.
         BigQueryInputError: an ``inputs`` value is not a BigQuery table reference.
         PolicyConfigError: the policy config cannot be read.
+        OutputUsageError: a local export path does not exist, or ``out`` cannot be used
+            (:func:`pushguard.audit.publish.check_out`).
     """
     if fail_on not in FAIL_ON:
         raise AuditUsageError(f"--fail-on: one of {', '.join(FAIL_ON)}, not {fail_on!r}")
@@ -119,6 +153,8 @@ def audit_options(
         parse_input(value, "--input")
     if not paths:
         raise AuditUsageError("nothing to audit: give an EXPORT_PATH or --input")
+    check_local_inputs(paths)
+    check_out(out, paths)
     rules = load_rule_config(policy_config)
     return AuditOptions(
         paths=paths,
@@ -131,14 +167,105 @@ def audit_options(
 
 
 def _run_on_spark(
-    master: str | None, options: AuditOptions, progress: ConsoleProgress
+    master: str | None,
+    options: AuditOptions,
+    progress: ConsoleProgress,
+    baseline: str | None = None,
 ) -> AuditResult:
-    """Start (or join) the session, check the executors, run the audit."""
+    """Start (or join) the session, check the executors, run the audit into a staging folder
+    and publish it as ``options.out`` (:mod:`pushguard.audit.publish`); a run that fails or is
+    stopped discards its staging folder."""
     progress.phase("starting Spark")
     spark = session(master)
+    _STOPPING["spark"] = spark
     progress.attach(spark.sparkContext)
     check_executors(spark)
-    return run_audit(spark, options, progress)
+    run_time = datetime.now(UTC)
+    run_id = run_time.strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:8]
+    staging = staging_path(options.out, run_id)
+    try:
+        stamp = run_time.strftime("%Y-%m-%dT%H:%M:%SZ")
+        result = run_audit(spark, replace(options, out=staging, run_time=stamp), progress)
+        if baseline is not None:
+            progress.phase("comparing with the baseline")
+            folder = OutputFolder(spark, staging)
+            summary = compare(spark, folder, staging, baseline, result.summary)
+            folder.write_text("summary.json", summary.to_json())
+            result = AuditResult(summary)
+        progress.phase("publishing")
+        publish(spark, staging, options.out, run_id, run_time)
+    except BaseException:
+        discard(spark, staging)
+        raise
+    return result
+
+
+class Stopped(Exception):  # noqa: N818 - a stop, not an error
+    """The run was stopped by a signal (``name``: ``SIGTERM``, ``SIGHUP``)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"stopped by {name}")
+        self.name = name
+
+
+_STOPPING: dict[str, SparkSession] = {}
+"""The session to quiet and cancel when a signal stops the run."""
+
+
+def _quiet_and_cancel() -> None:
+    """Silence the JVM's logging (no Java traces for the cancelled tasks) and cancel every job."""
+    spark = _STOPPING.get("spark")
+    if spark is None:
+        return
+    try:
+        spark.sparkContext.setLogLevel("OFF")
+        spark.sparkContext.cancelAllJobs()
+    except Exception:  # the JVM may be going away
+        pass
+
+
+@contextmanager
+def _stopped_by_signals() -> Iterator[None]:
+    """While the block runs, the first SIGINT raises ``KeyboardInterrupt`` and the first
+    SIGTERM/SIGHUP raises :class:`Stopped`, after quieting and cancelling Spark; later ones are
+    ignored so the staging folder is still removed. The previous handlers are restored after.
+    Only in the main thread (where Python delivers signals)."""
+    if not _main_thread():
+        yield
+        return
+
+    stopped: list[int] = []
+
+    def handler(number: int, _: FrameType | None) -> None:
+        if stopped:  # the run is unwinding already: let it finish cleaning up
+            return
+        stopped.append(number)
+        _quiet_and_cancel()
+        if number == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise Stopped(signal.Signals(number).name)
+
+    numbers = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {n: signal.getsignal(n) for n in numbers}
+    try:
+        for number in numbers:
+            signal.signal(number, handler)
+        yield
+    finally:
+        for number, old in previous.items():
+            signal.signal(number, old)
+        _STOPPING.clear()
+
+
+def _main_thread() -> bool:
+    import threading  # noqa: PLC0415
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def progress_phase(progress: ConsoleProgress) -> str:
+    """The phase a stopped run was in, as words."""
+    return progress.current or "starting"
 
 
 def summary_line(summary: AuditSummary, out: str) -> str:
@@ -146,11 +273,19 @@ def summary_line(summary: AuditSummary, out: str) -> str:
     where the outputs are."""
     lines = summary.lines
     subscriptions = summary.subscriptions
+    changes = summary.baseline
+    against = (
+        f"; against the baseline {changes.new:,} new, {changes.existing:,} existing, "
+        f"{changes.resolved:,} resolved"
+        if changes is not None
+        else ""
+    )
     return (
         f"pushguard audit: {lines.read:,} lines read, {lines.parsed:,} parsed, "
         f"{lines.quarantined:,} quarantined; {subscriptions.evaluated:,} "
         f"subscriptions ({subscriptions.push:,} push); violations by level "
-        f"{json.dumps(summary.findings.violations_by_level, sort_keys=True)}; outputs in {out}"
+        f"{json.dumps(summary.findings.violations_by_level, sort_keys=True)}{against}; "
+        f"outputs in {out}"
     )
 
 
@@ -160,7 +295,13 @@ def session(master: str | None) -> SparkSession:
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
-    builder = SparkSession.builder.appName("pushguard-audit")
+    # Spark's stage bars ([Stage 3:> (0 + 2) / 2], redrawn with carriage returns) are off on
+    # every master: on a terminal the audit's own live line replaces them, and in a redirected
+    # log they would be glued to its phase lines (spark.ui.showConsoleProgress,
+    # https://spark.apache.org/docs/latest/configuration.html#spark-ui)
+    builder = SparkSession.builder.appName("pushguard-audit").config(
+        "spark.ui.showConsoleProgress", "false"
+    )
     if master or not _submitted():
         builder = builder.master(master or DEFAULT_MASTER)
         if (master or DEFAULT_MASTER).startswith("local"):  # stay on loopback
@@ -170,8 +311,6 @@ def session(master: str | None) -> SparkSession:
             defaults = local_defaults(os.environ, executable=sys.executable)
             for key, value in defaults.items():
                 builder = builder.config(key, value)
-            if sys.stderr.isatty():  # the audit's own progress line replaces Spark's bars
-                builder = builder.config("spark.ui.showConsoleProgress", "false")
             if "spark.pyspark.python" in defaults:
                 # PySpark starts its workers with $PYSPARK_PYTHON (else python3 on PATH): this
                 # interpreter, the one that has pushguard, also when the venv is not activated.

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 import pyarrow as pa
 
 from pushguard.audit.arrow import arrow_schema
 from pushguard.audit.schemas import FINDINGS_DDL
+from pushguard.policy.exceptions import Excepted, exception_for, utc_today
 from pushguard.policy.settings import PackSettings
 from pushguard.rules import RULES, EnforcementLevel, Finding
 from pushguard.rules.base import Rule, evaluate_rules
@@ -96,27 +98,47 @@ def facts_from_row(row: Mapping[str, Any]) -> SubscriptionFacts:
 
 def findings_for(row: Mapping[str, Any], groups: list[RuleGroup]) -> list[Finding]:
     """All findings for one joined subscription row."""
-    found: list[Finding] = []
+    return [finding for finding, _ in excepted_findings(row, groups)]
+
+
+def excepted_findings(
+    row: Mapping[str, Any], groups: list[RuleGroup], today: date | None = None
+) -> list[tuple[Finding, Excepted | None]]:
+    """All findings for one joined subscription row, each violation with the exception of its
+    policy that names the subscription (:mod:`pushguard.policy.exceptions`, judged on ``today``,
+    default today in UTC), in rule order."""
+    day = today or utc_today()
+    found: list[tuple[Finding, Excepted | None]] = []
     facts = facts_from_row(row)
     for group in groups:
-        found += evaluate_rules(group.rules, group.settings.apply(facts), group.levels)
-    return sorted(found, key=lambda f: _RULE_ORDER[f.rule_id])
+        for finding in evaluate_rules(group.rules, group.settings.apply(facts), group.levels):
+            excepted = (
+                exception_for(group.settings.exceptions, [finding.resource], day)
+                if finding.is_violation
+                else None
+            )
+            found.append((finding, excepted))
+    return sorted(found, key=lambda pair: _RULE_ORDER[pair[0].rule_id])
 
 
 def arrow_evaluator(
-    groups: list[RuleGroup],
+    groups: list[RuleGroup], run_time: str = ""
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The function for ``DataFrame.mapInArrow(f, FINDINGS_DDL)``: Arrow batches of joined rows
     (:data:`~pushguard.audit.schemas.JOINED_SCHEMA`) in, batches of findings
     (:data:`ARROW_FINDINGS`, the columns of :data:`~pushguard.audit.schemas.FINDINGS_DDL`)
-    out. Raises nothing of its own; a row that does not fit :class:`SubscriptionFacts` fails the
-    task (the join's schema rules that out)."""
+    out, each row with ``run_time`` (the run's start, UTC). Raises nothing of its own; a row
+    that does not fit :class:`SubscriptionFacts` fails the task (the join's schema rules that
+    out)."""
+
+    today = utc_today()  # on the driver: one day for the whole run
 
     def evaluate(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             out: list[dict[str, Any]] = []
             for row in batch.to_pylist():
-                for finding in findings_for(row, groups):
+                for finding, excepted in excepted_findings(row, groups, today):
+                    active = excepted is not None and excepted.active
                     out.append(
                         {
                             "asset_name": row["asset_name"],
@@ -125,11 +147,16 @@ def arrow_evaluator(
                             "ancestors": row["ancestors"],
                             "rule_id": finding.rule_id,
                             "level": finding.level.value,
-                            "status": finding.status.value,
+                            "status": "excepted" if active else finding.status.value,
                             "message": finding.message,
                             "remediation": finding.remediation,
                             "field": finding.field,
                             "evidence": sorted(finding.evidence.items()),
+                            "finding_id": finding.finding_id,
+                            "exception_state": excepted.state if excepted else None,
+                            "exception_reason": excepted.reason if excepted else None,
+                            "exception_expires": excepted.expires if excepted else None,
+                            "run_time": run_time or None,
                         }
                     )
             yield pa.RecordBatch.from_pylist(out, schema=ARROW_FINDINGS)

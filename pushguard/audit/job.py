@@ -23,7 +23,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from pushguard.audit.aggregates import collect_aggregates
 from pushguard.audit.evaluate import arrow_evaluator, plan
-from pushguard.audit.join import subscription_facts
+from pushguard.audit.join import AssetCopies, asset_copies, subscription_facts
 from pushguard.audit.options import FAIL_ON, AuditOptions, AuditResult
 from pushguard.audit.outputs import OutputFolder
 from pushguard.audit.parse import parse_lines
@@ -89,7 +89,7 @@ def run_audit(
     _adaptive_partitions(spark)
     clock = _Phases()
     progress.phase("reading")
-    inputs = discover(spark, options.paths)
+    inputs = discover(spark, options.paths, options.max_line_bytes)
     lines = read_lines(spark, inputs)
     persisted = _Persisted()
     try:
@@ -97,9 +97,10 @@ def run_audit(
         clock.done("discover")
         scan, assets, quarantined = _scan(stored, persisted, progress)
         progress.phase("joining")
+        copies = asset_copies(assets, persisted.keep)
         facts = persisted.keep(
             subscription_facts(
-                assets, options.include_dry_run, derive_ancestors=scan.without_ancestors
+                copies, options.include_dry_run, derive_ancestors=scan.without_ancestors
             )
         )
         clock.done("parse and join")
@@ -114,6 +115,7 @@ def run_audit(
         clock.done("quarantine")
         return _summarise(
             scan=scan,
+            copies=copies,
             facts=facts,
             findings=findings,
             inputs=inputs,
@@ -150,7 +152,7 @@ def _evaluate(
     persisted: the rules run once), and the same rows ordered in one partition for writing
     (persisted too)."""
     progress.phase("evaluating")
-    evaluator = arrow_evaluator(plan(options.rule_levels(), options.settings))
+    evaluator = arrow_evaluator(plan(options.rule_levels(), options.settings), options.run_time)
     findings = persisted.keep(facts.mapInArrow(evaluator, FINDINGS_DDL))
     # one partition, sorted: the findings are few (a few per subscription) and written as
     # one file; no range-partitioning sort (its sampling pass would be one more job)
@@ -165,6 +167,7 @@ def _evaluate(
 def _summarise(
     *,
     scan: Scan,
+    copies: AssetCopies,
     facts: DataFrame,
     findings: DataFrame,
     inputs: Inputs,
@@ -174,9 +177,9 @@ def _summarise(
     progress: Progress,
 ) -> AuditResult:
     """Write ``report.html`` and ``summary.json`` (with the timings) from one collect of the
-    aggregates over the persisted ``facts`` and ``findings``."""
+    aggregates over the persisted ``facts``, ``findings`` and asset ``copies``."""
     progress.phase("summarising")
-    aggregates = collect_aggregates(facts, findings)
+    aggregates = collect_aggregates(facts, findings, copies.superseded())
     summary = summarise(scan=scan, aggregates=aggregates, inputs=inputs, options=options)
     out.write_text("report.html", render(summary, offenders(aggregates)))
     clock.done("summary and report")

@@ -14,11 +14,19 @@ Joins (all on small, asset-type-filtered tables; the big input is read once, in 
 
 Assets without ``ancestors`` (some exports) get them from the ``parent`` links of the projects
 and folders in the export (:mod:`pushguard.audit.hierarchy`).
+
+An asset listed more than once (two exports of different dates in one folder, or twice in one
+file) is evaluated in its newest copy only: the greatest ``update_time`` (the time of the
+asset's last change, https://cloud.google.com/asset-inventory/docs/reference/rest/v1/Asset),
+ties and copies without a time broken by file and line (the first wins). The others are counted
+as superseded (:meth:`AssetCopies.superseded`).
 """
 
 from __future__ import annotations
 
-from pyspark import StorageLevel
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
@@ -38,24 +46,28 @@ from pushguard.audit.schemas import (
 )
 from pushguard.audit.targets import TARGET_KINDS, push_targets, url_host
 
+COPY_ORDER = ("update_time", "source", "block", "position")
+"""Which copy of an asset wins: the newest ``update_time`` (copies without one last), then the
+first by file, split and position in the split (that is, by line)."""
 
-def _first_per_name(frame: DataFrame) -> DataFrame:
-    """One row per (name, asset type): an asset listed in several files is kept once (the first
-    by file and position), so the result does not depend on partitioning."""
-    first = F.min(F.struct("source", "position")).over(Window.partitionBy("name", "asset_type"))
-    return (
-        frame.withColumn("first", first)
-        .filter(F.struct("source", "position") == F.col("first"))
-        .drop("first")
-    )
+
+def _ranked_copies(frame: DataFrame) -> DataFrame:
+    """``frame`` plus ``newest`` (bool): whether the row is the copy of its (name, asset type)
+    that :data:`COPY_ORDER` puts first. The result does not depend on partitioning."""
+    time, *place = COPY_ORDER
+    order = [F.col(time).desc_nulls_last(), *(F.col(name).asc() for name in place)]
+    rank = F.row_number().over(Window.partitionBy("name", "asset_type").orderBy(*order))
+    return frame.withColumn("newest", rank == 1)
 
 
 ASSET_COLUMNS = (
     "source",
+    "block",
     "position",
     "asset_type",
     "name",
     "ancestors",
+    "update_time",
     "parent",
     *(data_column(kind) for kind in RESOURCE_DATA),
     "iam",
@@ -64,10 +76,43 @@ ASSET_COLUMNS = (
 """What the joins read of a parsed asset (:func:`split_assets`)."""
 
 
+@dataclass(frozen=True)
+class AssetCopies:
+    """The parsed assets the audit uses, split: resources and IAM policies (every copy, each
+    with ``newest``: :func:`_ranked_copies`), and perimeters; each frame has the
+    :data:`ASSET_COLUMNS` (resources and policies also ``newest``)."""
+
+    resources: DataFrame
+    policies: DataFrame
+    perimeters: DataFrame
+
+    def newest(self) -> tuple[DataFrame, DataFrame]:
+        """The newest copy of each resource and of each IAM policy (lazy)."""
+        return (
+            self.resources.filter(F.col("newest")).drop("newest"),
+            self.policies.filter(F.col("newest")).drop("newest"),
+        )
+
+    def superseded(self) -> DataFrame:
+        """``asset_type``, ``copies``: per asset type, the copies (a resource or an IAM policy)
+        that a newer copy of the same asset superseded (only types with some; lazy)."""
+        old = self.resources.unionByName(self.policies).filter(~F.col("newest"))
+        return old.groupBy("asset_type").agg(F.count(F.lit(1)).alias("copies"))
+
+
+def asset_copies(
+    assets: DataFrame, keep: Callable[[DataFrame], DataFrame] = lambda frame: frame
+) -> AssetCopies:
+    """:func:`split_assets` as :class:`AssetCopies`, each frame passed through ``keep`` (the
+    run persists them: the joins read them several times)."""
+    resources, policies, perimeters = (keep(frame) for frame in split_assets(assets))
+    return AssetCopies(resources, policies, perimeters)
+
+
 def split_assets(assets: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame]:
     """The parsed assets the audit uses (``assets`` as :func:`subscription_facts` takes them):
-    resources, IAM policies and perimeters (one line may carry a resource and its IAM policy),
-    each once per asset; each frame has the :data:`ASSET_COLUMNS`. Lazy."""
+    resources, IAM policies (one line may carry a resource and its IAM policy), each copy ranked
+    (``newest``), and perimeters; each frame has the :data:`ASSET_COLUMNS`. Lazy."""
     parsed = assets.filter(
         F.col("reason").isNull()
         & (F.col("asset_type").isin(*NEEDED_TYPES) | F.col("perimeter").isNotNull())
@@ -75,14 +120,14 @@ def split_assets(assets: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame]:
     has_data = F.lit(False)
     for kind in RESOURCE_DATA:
         has_data = has_data | F.col(data_column(kind)).isNotNull()
-    resources = _first_per_name(parsed.filter(has_data | (F.col("asset_type") == ORGANIZATION)))
-    policies = _first_per_name(parsed.filter(F.col("iam").isNotNull()))
+    resources = parsed.filter(has_data | (F.col("asset_type") == ORGANIZATION))
+    policies = parsed.filter(F.col("iam").isNotNull())
     perimeters = parsed.filter(
         F.col("perimeter").isNotNull() | F.col(data_column(PERIMETER)).isNotNull()
     )
     return (
-        resources.select(*ASSET_COLUMNS),
-        policies.select(*ASSET_COLUMNS),
+        _ranked_copies(resources.select(*ASSET_COLUMNS)),
+        _ranked_copies(policies.select(*ASSET_COLUMNS)),
         perimeters.select(*ASSET_COLUMNS),
     )
 
@@ -131,20 +176,22 @@ def _topics(resources: DataFrame, tree: DataFrame | None) -> DataFrame:
 
 
 def subscription_facts(
-    assets: DataFrame, include_dry_run: bool = False, *, derive_ancestors: bool = True
+    assets: DataFrame | AssetCopies,
+    include_dry_run: bool = False,
+    *,
+    derive_ancestors: bool = True,
 ) -> DataFrame:
-    """One row per subscription, with exactly the columns and types of
+    """One row per subscription (its newest copy), with exactly the columns and types of
     :data:`~pushguard.audit.schemas.JOINED_SCHEMA` (what :mod:`pushguard.audit.evaluate` reads).
 
-    ``assets`` are :func:`~pushguard.audit.parse.parse_assets` rows (``source``, ``position``,
-    ``asset_type``, ``name``, ``ancestors``, ``parent``, the typed payloads, ``reason``).
-    ``derive_ancestors=False`` says that every parsed asset of a needed type has ``ancestors``:
-    the hierarchy is then not built (no collect to the driver); the result is the same. Lazy
-    but for that collect; the split assets are persisted.
+    ``assets`` are :func:`~pushguard.audit.parse.parse_assets` rows (``source``, ``block``,
+    ``position``, ``asset_type``, ``name``, ``ancestors``, ``update_time``, ``parent``, the
+    typed payloads, ``reason``), or their :func:`asset_copies`. ``derive_ancestors=False`` says
+    that every parsed asset of a needed type has ``ancestors``: the hierarchy is then not built
+    (no collect to the driver); the result is the same. Lazy but for that collect.
     """
-    resources, policies, perimeters = (
-        frame.persist(StorageLevel.MEMORY_AND_DISK) for frame in split_assets(assets)
-    )
+    copies = assets if isinstance(assets, AssetCopies) else asset_copies(assets)
+    (resources, policies), perimeters = copies.newest(), copies.perimeters
     tree = F.broadcast(hierarchy(resources)) if derive_ancestors else None
     facts = (
         _subscriptions(resources, tree)

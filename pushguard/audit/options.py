@@ -32,6 +32,8 @@ class AuditOptions:
         settings: pack settings per rule ID (from the policy config).
         include_dry_run: also count dry-run (``spec``) perimeters.
         max_line_bytes: longer lines are quarantined.
+        run_time: when the run started (UTC, ``YYYY-MM-DDTHH:MM:SSZ``), written in every finding
+            row (``""``: no run time, the rows' ``run_time`` is null).
     """
 
     paths: list[str]
@@ -40,6 +42,7 @@ class AuditOptions:
     settings: Mapping[str, PackSettings] = field(default_factory=dict)
     include_dry_run: bool = False
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    run_time: str = ""
 
     def rule_levels(self) -> dict[str, EnforcementLevel]:
         """The enforcement level of every rule, in rule order: ``levels`` where given, else the

@@ -1,7 +1,9 @@
 """Lines -> assets: the envelope and the typed payloads, or a quarantine reason.
 
-Every line read ends as exactly one row of the result, with ``reason`` null (parsed) or the
-reason it was quarantined. That is what makes the accounting hold: parsed + quarantined = read.
+Every line read ends as exactly one row of the result, with ``reason`` null (parsed or blank)
+or the reason it was quarantined, and ``blank`` true for a line of nothing but white space
+(counted as blank, neither parsed nor quarantined). That is what makes the accounting hold:
+parsed + quarantined + blank = read.
 
 Two steps: :func:`parse_lines` reads every line (identity, envelope, payloads, the reasons but
 wrong JSON types, and a cheap test for those); :func:`with_type_errors` checks the suspect lines
@@ -72,6 +74,22 @@ def _needed() -> Column:
     return _asset_type().isin(*NEEDED_TYPES) & F.col(f"id.{CORRUPT}").isNull()
 
 
+def _update_time() -> Column:
+    """The asset's ``update_time`` (``updateTime``) as a timestamp (RFC 3339, as the Cloud
+    Asset Inventory API writes it: https://cloud.google.com/asset-inventory/docs/reference/rest/v1/Asset);
+    null when absent or not a time."""
+    return F.coalesce(
+        F.try_to_timestamp(F.col("id.update_time")), F.try_to_timestamp(F.col("id.updateTime"))
+    )
+
+
+def _blank() -> Column:
+    """The line holds nothing but white space (tested only where it is not JSON; never
+    null)."""
+    not_json = F.col("id").isNull() | F.col(f"id.{CORRUPT}").isNotNull()
+    return F.coalesce(not_json & F.col("value").rlike(r"^\s*$"), F.lit(False))
+
+
 def _with_envelope(lines: DataFrame, max_line_bytes: int) -> DataFrame:
     """``source``, ``block``, ``position``, ``value``, ``id`` (the identity, null for a line too
     long), ``env`` (the rest of the envelope, payloads as text; only for the lines of needed
@@ -118,18 +136,23 @@ def _with_payloads(frame: DataFrame) -> DataFrame:
 def parse_lines(lines: DataFrame, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> DataFrame:
     """The first step of :func:`parse_assets`, the one that reads every line
     (:data:`~pushguard.audit.read.LINE_SCHEMA` rows): all but the exact wrong-type checks.
-    Returns its columns plus ``suspect`` (a string field may hold another JSON type:
-    :func:`with_type_errors` decides) and ``value`` (the line, kept on suspect lines only).
+    Returns its columns plus ``blank`` (the line is white space only: no reason, no type),
+    ``suspect`` (a string field may hold another JSON type: :func:`with_type_errors` decides)
+    and ``value`` (the line, kept on suspect lines only).
 
     :func:`parse_assets` returns one row per line with the columns ``source``, ``block``,
-    ``position``, ``asset_type``, ``name``, ``ancestors``, ``parent``, one typed column per type
+    ``position``, ``asset_type``, ``name``, ``ancestors``, ``update_time`` (a timestamp; these
+    two null but for the lines of needed types), ``parent``, one typed column per type
     (:data:`TYPED_COLUMNS`), ``iam`` and ``perimeter`` (null but for the lines of needed types),
-    ``reason`` (null when parsed) and ``text`` (the first :data:`QUARANTINE_TEXT_CHARS`
-    characters of a quarantined line, else null). Lazy: nothing runs until an action.
+    ``reason`` (null when parsed or blank) and ``text`` (the first
+    :data:`QUARANTINE_TEXT_CHARS` characters of a quarantined line, else null). Lazy: nothing
+    runs until an action.
     """
     frame = _with_payloads(_with_envelope(lines, max_line_bytes))
-    frame = frame.select("*", suspect_line().alias("suspect"))
-    frame = frame.withColumn("reason", _reason(max_line_bytes, list(TYPED_COLUMNS)))
+    frame = frame.select("*", suspect_line().alias("suspect"), _blank().alias("blank"))
+    frame = frame.withColumn(
+        "reason", F.when(~F.col("blank"), _reason(max_line_bytes, list(TYPED_COLUMNS)))
+    )
     return frame.select(
         "source",
         "block",
@@ -137,6 +160,7 @@ def parse_lines(lines: DataFrame, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) 
         "asset_type",
         F.col("id.name").alias("name"),
         F.when(_needed(), F.col("id.ancestors")).alias("ancestors"),
+        F.when(_needed(), _update_time()).alias("update_time"),
         F.col("env.resource.parent").alias("parent"),
         *TYPED_COLUMNS,
         "iam",
@@ -145,6 +169,7 @@ def parse_lines(lines: DataFrame, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) 
         F.when(F.col("reason").isNotNull(), F.substring("value", 1, QUARANTINE_TEXT_CHARS)).alias(
             "text"
         ),
+        "blank",
         "suspect",
         F.when(F.col("suspect"), F.col("value")).alias("value"),
     )
@@ -161,9 +186,11 @@ def with_type_errors(parsed: DataFrame) -> DataFrame:
     Separate from :func:`parse_lines` so that a caller can run it on the suspect lines alone:
     the checks are a large expression, which would slow down the code run on every line.
     """
-    columns = [c for c in parsed.columns if c not in ("suspect", "value", "reason", "text")]
+    columns = [
+        c for c in parsed.columns if c not in ("suspect", "value", "reason", "text", "blank")
+    ]
     if not VARIANT:
-        return parsed.drop("suspect", "value")
+        return parsed.drop("suspect", "value", "blank")
     identity = identity_check()
     payloads = payload_checks()
     frame = parsed.select(

@@ -57,6 +57,11 @@ class ConsoleProgress(Progress):
         else:
             self._status.update(self._text(""))
 
+    @property
+    def current(self) -> str:
+        """The phase the audit is in (``""`` before the first)."""
+        return self._name
+
     def attach(self, spark_context: Any) -> None:
         """Poll ``spark_context`` (a :class:`pyspark.SparkContext`) from now on."""
         self._context = spark_context

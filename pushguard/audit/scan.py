@@ -24,6 +24,7 @@ LINE_PLACE = ("source", "block", "position")
 PAYLOAD = (
     "name",
     "ancestors",
+    "update_time",
     "parent",
     *(data_column(kind) for kind in RESOURCE_DATA),
     "iam",
@@ -40,8 +41,8 @@ def stored_lines(parsed: DataFrame) -> DataFrame:
     """What is kept of each line (:func:`~pushguard.audit.parse.parse_lines` rows): ``source``,
     ``block``, ``position``, ``asset_type``; ``q`` (struct of ``reason``, ``text``) when
     quarantined; ``asset`` (struct of the :data:`PAYLOAD` columns) when it is an asset the audit
-    uses; ``value`` when a wrong-type check must look at it again. Most lines keep only their
-    place and type: three null columns. Lazy."""
+    uses; ``blank`` (white space only); ``value`` when a wrong-type check must look at it again.
+    Most lines keep only their place and type: three null columns. Lazy."""
     reason = F.col("reason")
     used = reason.isNull() & (
         F.col("asset_type").isin(*NEEDED_TYPES) | F.col("perimeter").isNotNull()
@@ -51,6 +52,7 @@ def stored_lines(parsed: DataFrame) -> DataFrame:
         "asset_type",
         F.when(reason.isNotNull(), F.struct("reason", "text")).alias("q"),
         F.when(used, F.struct(*PAYLOAD)).alias("asset"),
+        "blank",
         "value",
     )
 
@@ -60,7 +62,8 @@ class Scan:
     """The counts of the pass over the input (small: one row per split, asset type and reason).
 
     ``blocks`` maps (source, block) to (lines in it, its first position); ``types`` counts the
-    parsed lines per asset type; ``reasons`` the quarantined lines per reason; ``suspect`` the
+    parsed lines per asset type; ``reasons`` the quarantined lines per reason; ``blank`` the
+    lines of white space only (neither parsed nor quarantined); ``suspect`` the
     lines a wrong-type check must look at again; ``without_ancestors`` whether an asset the
     audit uses has no ``ancestors`` (then the hierarchy is derived from ``parent`` links).
     """
@@ -70,6 +73,7 @@ class Scan:
     reasons: dict[str, int]
     suspect: int
     without_ancestors: bool
+    blank: int = 0
 
     @classmethod
     def of(cls, stored: DataFrame) -> Scan:
@@ -85,6 +89,7 @@ class Scan:
                     "without_ancestors"
                 ),
                 F.col("value").isNotNull().alias("suspect"),
+                "blank",
             )
             .agg(F.count(F.lit(1)).alias("lines"), F.min("position").alias("first_position"))
             .collect()
@@ -96,7 +101,10 @@ class Scan:
             scan.blocks[key] = (lines + row["lines"], min(first, row["first_position"]))
             scan.suspect += row["lines"] if row["suspect"] else 0
             scan.without_ancestors |= bool(row["without_ancestors"])
-            scan._count(row["asset_type"], row["reason"], row["lines"])
+            if row["blank"]:
+                scan.blank += row["lines"]
+            else:
+                scan._count(row["asset_type"], row["reason"], row["lines"])
         return scan
 
     def _count(self, asset_type: str | None, reason: str | None, lines: int) -> None:
@@ -123,6 +131,11 @@ class Scan:
     def read(self) -> int:
         """Lines read."""
         return sum(lines for lines, _ in self.blocks.values())
+
+    @property
+    def parsed(self) -> int:
+        """Lines parsed: neither quarantined nor blank."""
+        return self.read - self.quarantined - self.blank
 
     @property
     def quarantined(self) -> int:

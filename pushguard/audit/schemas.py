@@ -239,7 +239,8 @@ JOINED_COLUMNS = tuple(field.name for field in JOINED_SCHEMA.fields)
 FINDINGS_DDL = (
     "asset_name string, project_id string, project_number string, ancestors array<string>, "
     "rule_id string, level string, status string, message string, remediation string, "
-    "field string, evidence map<string,string>"
+    "field string, evidence map<string,string>, finding_id string, exception_state string, "
+    "exception_reason string, exception_expires string, run_time string"
 )
 """The schema of a finding row (``findings.parquet``, ``findings.jsonl``), defined once: Spark
 reads it as the return type of ``mapInArrow``, and the Arrow batches the rules yield are built

@@ -32,15 +32,22 @@ def _per(counts: list[FindingCount], status: str, key: str) -> dict[str, int]:
 
 
 def finding_totals(counts: list[FindingCount]) -> FindingCounts:
-    """Violations and undecided findings (status ``unknown``), by rule and by level."""
+    """Violations and undecided findings (status ``unknown``), by rule and by level; excepted
+    findings (status ``excepted``) by rule; violations whose exception expired."""
     by_rule = _per(counts, "violation", "rule_id")
     undecided_by_rule = _per(counts, "unknown", "rule_id")
+    excepted_by_rule = _per(counts, "excepted", "rule_id")
     return FindingCounts(
         violations=sum(by_rule.values()),
         violations_by_rule=by_rule,
         violations_by_level=_per(counts, "violation", "level"),
         undecided=sum(undecided_by_rule.values()),
         undecided_by_rule=undecided_by_rule,
+        excepted=sum(excepted_by_rule.values()),
+        excepted_by_rule=excepted_by_rule,
+        expired_exceptions=sum(
+            c.findings for c in counts if c.status == "violation" and c.exception_state == "expired"
+        ),
     )
 
 
@@ -55,10 +62,14 @@ def summarise(
             files=len(inputs.ndjson) + len(inputs.arrays),
             json_array_files=len(inputs.arrays),
             asset_type_folders_skipped=inputs.skipped_types,
+            files_skipped=[name.removeprefix("file:") for name in inputs.skipped_files],
         ),
-        lines=LineCounts(read=read, parsed=read - scan.quarantined, quarantined=scan.quarantined),
+        lines=LineCounts(
+            read=read, parsed=scan.parsed, quarantined=scan.quarantined, blank=scan.blank
+        ),
         quarantine_reasons=dict(sorted(scan.reasons.items())),
         assets_by_type=dict(sorted(scan.types.items())),
+        superseded_by_type=aggregates.superseded,
         subscriptions=SubscriptionCounts(
             evaluated=aggregates.subscriptions, push=aggregates.push_subscriptions
         ),

@@ -27,14 +27,19 @@ class InputCounts(_Part):
     files: int
     """Files read (newline-delimited JSON and JSON arrays)."""
     json_array_files: int
-    """Of ``files``, those that hold one JSON array of assets (``gcloud asset list`` output)."""
+    """Of ``files``, those that hold one JSON document: an array of assets (``gcloud asset
+    list --format=json`` output) or one pretty-printed asset; compressed or not."""
     asset_type_folders_skipped: list[str]
     """Asset types (``service.googleapis.com/Kind``) whose folders in a per-asset-type export
     layout were not read, because no rule needs them."""
+    files_skipped: list[str]
+    """Hidden and marker files under the paths (names starting with ``.`` or ``_``, such as
+    ``_SUCCESS`` or ``.crc``), not read, as Hadoop and Spark skip them (sorted)."""
 
 
 class LineCounts(_Part):
-    """Input lines (JSON-array elements count as lines); ``read == parsed + quarantined``."""
+    """Input lines (JSON-array elements count as lines);
+    ``read == parsed + quarantined + blank``."""
 
     read: int
     """Lines read from the export files."""
@@ -42,6 +47,8 @@ class LineCounts(_Part):
     """Lines that parsed as Cloud Asset Inventory assets."""
     quarantined: int
     """Lines written to ``quarantine/`` with their reason instead of being audited."""
+    blank: int
+    """Lines of white space only (empty, spaces, tabs): neither parsed nor quarantined."""
 
 
 class SubscriptionCounts(_Part):
@@ -67,6 +74,13 @@ class FindingCounts(_Part):
     grant it needs is on an asset the export does not hold)."""
     undecided_by_rule: dict[str, int]
     """Undecided findings per rule ID (absent when none)."""
+    excepted: int = 0
+    """Findings with status ``excepted``: a violation under an active exception of the policy
+    config (not counted in ``violations`` nor for the exit code)."""
+    excepted_by_rule: dict[str, int] = {}
+    """Excepted findings per rule ID (absent when none)."""
+    expired_exceptions: int = 0
+    """Violations whose exception expired (counted in ``violations`` again)."""
 
 
 class AuditSettings(_Part):
@@ -81,6 +95,19 @@ class AuditSettings(_Part):
     ``mandatory``, ``advisory``, ``disabled``)."""
 
 
+class BaselineCounts(_Part):
+    """This run against ``--baseline`` (violations and excepted findings)."""
+
+    path: str
+    """The baseline folder as given."""
+    new: int
+    """Findings whose ``finding_id`` the baseline does not have."""
+    existing: int
+    """Findings the baseline has too."""
+    resolved: int
+    """The baseline's findings that are gone (listed in ``resolved.jsonl``)."""
+
+
 class AuditSummary(_Part):
     """The content of ``summary.json``."""
 
@@ -92,6 +119,11 @@ class AuditSummary(_Part):
     """Quarantined lines per reason (absent when none)."""
     assets_by_type: dict[str, int]
     """Parsed lines per asset type (every type read, whether or not a rule uses it)."""
+    superseded_by_type: dict[str, int]
+    """Per asset type the audit reads, the copies of an asset (a resource or an IAM policy)
+    that a newer copy of the same asset superseded: an asset listed more than once is evaluated
+    once, in the copy with the greatest ``update_time`` (ties: the first by file and line);
+    absent when none."""
     subscriptions: SubscriptionCounts
     """Subscriptions evaluated."""
     findings: FindingCounts
@@ -100,7 +132,12 @@ class AuditSummary(_Part):
     """The options the audit ran with."""
     timings_s: dict[str, float]
     """Wall time per phase of the run, in seconds (3 decimals); empty until the run ends."""
+    baseline: BaselineCounts | None = None
+    """With ``--baseline``: new, existing and resolved findings (absent without one)."""
 
     def to_json(self) -> str:
         """The text of ``summary.json``: keys sorted, indented by 2, ending in a newline."""
-        return json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+        data = self.model_dump(mode="json")
+        if data.get("baseline") is None:
+            data.pop("baseline", None)
+        return json.dumps(data, indent=2, sort_keys=True) + "\n"

@@ -163,6 +163,14 @@ def analyze_command(  # noqa: PLR0917 - typer maps parameters to options
     policy_config: PolicyConfigOption = None,
     output_format: FormatOption = ReportFormat.TEXT,
     output: OutputOption = None,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--baseline",
+            help="A previous `pushguard analyze --format json` report: each finding is new or "
+            "existing, and the baseline's findings that are gone are listed as resolved.",
+        ),
+    ] = None,
     debug: DebugOption = False,
 ) -> None:
     """Run a policy pack over existing stacks' state, as `pulumi policy analyze` does, for many
@@ -177,11 +185,11 @@ def analyze_command(  # noqa: PLR0917 - typer maps parameters to options
     from pushguard.analyze.runner import AnalyzeOptions, run_analyze  # noqa: PLC0415
     from pushguard.cli.reports import AnalyzeReport  # noqa: PLC0415 - needs the pulumi extra
 
-    options = AnalyzeOptions(state_paths, policy_pack, policy_config)
+    options = AnalyzeOptions(state_paths, policy_pack, policy_config, baseline)
     report = run_gate(
         "analyze", lambda: AnalyzeReport(run_analyze(options)), AnalyzeReport.failed, debug=debug
     )
-    finish("analyze", report, output_format, output, [policy_config, *state_paths])
+    finish("analyze", report, output_format, output, [policy_config, baseline, *state_paths])
 
 
 class FailOn(StrEnum):
@@ -222,12 +230,21 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
     max_line_bytes: Annotated[
         int, typer.Option(help="Quarantine lines longer than this many bytes.")
     ] = 4 * 1024 * 1024,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline",
+            help="A previous audit's --out folder: each finding is new or existing, and the "
+            "baseline's findings that are gone are listed in resolved.jsonl.",
+        ),
+    ] = None,
     debug: DebugOption = False,
 ) -> None:
     """Audit every Pub/Sub push subscription in Cloud Asset Inventory exports (Spark).
 
     Exit codes: 0 nothing at or above --fail-on, 1 a violation at or above it, 2 bad usage or a
-    failed run (the outputs written so far are marked incomplete by the audit).
+    failed run, 130 stopped by SIGINT (a failed or stopped run leaves the previous outputs in
+    --out as they were: the run is published in one step at its end).
     """
     require_extra("audit", "audit")
     from pushguard.audit.command import run  # noqa: PLC0415 - needs the audit extra
@@ -244,6 +261,7 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
             max_line_bytes=max_line_bytes,
             debug=debug,
             inputs=input_tables or [],
+            baseline=baseline,
         ),
         debug=debug,
     )

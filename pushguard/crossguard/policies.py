@@ -38,6 +38,7 @@ from pulumi_policy import (
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
 
 from pushguard.crossguard.facts import Resolution, subscription_facts
+from pushguard.crossguard.finding_note import encode
 from pushguard.crossguard.graph import StackGraph
 from pushguard.crossguard.not_checked import NotChecked
 from pushguard.crossguard.resources import SUBSCRIPTION_TYPE, WireResource
@@ -60,6 +61,7 @@ from pushguard.policy.settings import (
     settings_json_schema,
 )
 from pushguard.rules import RULES, Result, Rule, Status
+from pushguard.rules.identity import cause, finding_id
 
 TAGS = ["gcp", "pubsub", "push"]
 
@@ -73,7 +75,39 @@ checks later (:mod:`pushguard.analyze.runner`)."""
 
 
 class _Report(Protocol):
-    def __call__(self, message: str, urn: str | None = None) -> None: ...
+    def __call__(self, message: str, urn: str | None = None, *, excepted: bool = False) -> None: ...
+
+
+def subscription_path(sub: WireResource, resolution: Resolution) -> str:
+    """``projects/P/subscriptions/S`` of a subscription whose project and ``name`` are known
+    (``""`` otherwise): the name an exception may use besides the URN."""
+    name = sub.props.get("name")
+    project = resolution.facts.project_id
+    if isinstance(name, str) and name and project and "unknown" not in name.lower():
+        return f"projects/{project}/subscriptions/{name.rsplit('/', 1)[-1]}"
+    return ""
+
+
+def _finding(
+    report: _Report,
+    text: str,
+    result: Result,
+    *,
+    policy: str,
+    settings: PackSettings,
+    sub: WireResource,
+    resolution: Resolution,
+    urn: str | None = None,
+    kind: str = "",
+) -> None:
+    """Report ``text`` about ``sub`` with the finding's ID and exception
+    (:mod:`pushguard.crossguard.finding_note`); under an active exception the server lowers it to
+    advisory. ``kind`` tells apart causes of one field (``unverified``: not known at preview)."""
+    reason = cause(result.field, result.evidence)
+    identity = finding_id(sub.urn, policy, f"{kind}:{reason}" if kind else reason)
+    excepted = settings.exception_for(sub.urn, subscription_path(sub, resolution))
+    active = excepted is not None and excepted.active
+    report(encode(text, identity, excepted), urn, excepted=active)
 
 
 @dataclass(frozen=True)
@@ -235,8 +269,12 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
         (``StackValidationArgs``). Never raises, except pulumi-policy's ``UnknownValueError``
         that carries the "could not verify at preview" diagnostic."""
 
-        def report(message: str, urn: str | None = None) -> None:
-            report_violation(scrub(message), urn)
+        def report(message: str, urn: str | None = None, *, excepted: bool = False) -> None:
+            text = scrub(message)
+            marked = current_scope().excepted
+            if excepted and marked is not None:
+                marked.add((self.name, text))
+            report_violation(text, urn)
 
         try:
             if isinstance(args, StackValidationArgs):
@@ -272,7 +310,16 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
             return
         for result in self.rule.check(resolution.facts):
             if result.status is Status.VIOLATION:
-                report(f"{args.name}: {result.message}")
+                text = f"{args.name}: {result.message}"
+                _finding(
+                    report,
+                    text,
+                    result,
+                    policy=self.name,
+                    settings=settings,
+                    sub=sub,
+                    resolution=resolution,
+                )
 
     def _report_unanalysed(self, analysis: _StackAnalysis, report: _Report) -> None:
         """What no rule can run on: subscriptions of a type pushguard does not map (not
@@ -287,7 +334,7 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
             settings = parse_settings(self.name, args.get_config())
         except PackConfigError:
             return  # the resource half reports it on every subscription
-        unverified: list[tuple[WireResource, str]] = []
+        unverified: list[tuple[WireResource, Resolution, Result, str]] = []
         analysis = _stack_analysis(list(args.resources), settings)
         self._report_unanalysed(analysis, report)
         # A violation the resource half already reported (same policy, URN and message) is
@@ -299,25 +346,47 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
                 continue
             for result in self.rule.check(full.facts):
                 if result.status is Status.VIOLATION:
-                    report(f"{sub.name}: {result.message}", sub.urn)
+                    text = f"{sub.name}: {result.message}"
+                    _finding(
+                        report,
+                        text,
+                        result,
+                        policy=self.name,
+                        settings=settings,
+                        sub=sub,
+                        resolution=full,
+                        urn=sub.urn,
+                    )
                 elif _undecided_at_preview(full, result.field):
-                    unverified.append((sub, f"{result.message} ({_why(full, result.field)})"))
+                    why = f"{result.message} ({_why(full, result.field)})"
+                    unverified.append((sub, full, result, why))
                 else:
                     _not_checked(self.name, sub, result, _unconfigured(full, result.field))
         if not unverified:
             return
         if settings.unknown_at_preview == "enforce":
-            for sub, why in unverified:
-                report(f"{sub.name}: could not be verified: {why}.", sub.urn)
+            for sub, full, result, why in unverified:
+                text = f"{sub.name}: could not be verified: {why}."
+                _finding(
+                    report,
+                    text,
+                    result,
+                    policy=self.name,
+                    settings=settings,
+                    sub=sub,
+                    resolution=full,
+                    urn=sub.urn,
+                    kind="unverified",
+                )
             return
         later = CHECKED_LATER
         notes = current_scope().notes
         if notes is not None:
             notes.unverified += [
                 Unverified(self.name, sub.urn, scrub(f"{sub.name}: {why}. {later}"))
-                for sub, why in unverified
+                for sub, _, _, why in unverified
             ]
-        details = "; ".join(f"{sub.name}: {why}" for sub, why in unverified)
+        details = "; ".join(f"{sub.name}: {why}" for sub, _, _, why in unverified)
         error = UnknownValueError(UNKNOWN_STRING_VALUE, [])
         error.message = scrub(f"{details}. {later}")
         raise error

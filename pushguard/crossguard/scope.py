@@ -10,7 +10,9 @@ server (:mod:`pushguard.crossguard.server`) around each ``Analyze`` and ``Analyz
 - ``stack_cache`` (``AnalyzeStack`` only): the stack analysis (graph and every subscription's
   facts) per settings, shared by the policies instead of each building its own;
 - ``notes`` (``AnalyzeStack`` only): what the policies could not decide, which the server answers
-  precisely (:class:`StackNotes`).
+  precisely (:class:`StackNotes`);
+- ``excepted``: ``(policy, message)`` of each violation reported under an active exception
+  (:mod:`pushguard.policy.exceptions`), whose diagnostic the server lowers to advisory.
 
 Outside a request (a policy called by a team's own pack, or a test), :func:`current_scope` is an
 empty scope: no secrets known, nothing cached, nothing collected.
@@ -56,6 +58,7 @@ class RequestScope:
     notes: StackNotes | None = None
     memo: dict[str, Any] = field(default_factory=dict, compare=False)
     """What is built once per request from the above (the secrets' scrubber)."""
+    excepted: set[tuple[str, str]] | None = None
 
 
 _EMPTY = RequestScope()
@@ -75,6 +78,7 @@ def request_scope(secrets: Iterable[str] = (), *, stack: bool = False) -> Iterat
         secrets=frozenset(secrets),
         stack_cache={} if stack else None,
         notes=StackNotes() if stack else None,
+        excepted=set(),
     )
     token = _SCOPE.set(scope)
     try:

@@ -100,9 +100,10 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
             # No policy's resource half looks at this type: answer without pulumi-policy
             # deserialising the properties once per policy (most of a stack is such resources).
             return proto.AnalyzeResponse()
-        response, _ = self._guarded(
+        response, scope = self._guarded(
             super().Analyze, request, context, [request.properties], urn=request.urn
         )
+        _lower_excepted(response, scope)
         self._reported.update(
             (d.policyName, d.urn or request.urn, d.message) for d in response.diagnostics
         )
@@ -118,6 +119,7 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
                 proto.PolicyNotApplicable(policy_name=policy, reason=reason)
             )
         _place_unverified(response, notes.unverified)
+        _lower_excepted(response, scope)
         new = [
             d
             for d in response.diagnostics
@@ -195,6 +197,22 @@ TOO_DEEP = (
     "pushguard policy pack: a property value is nested too deeply to decode; the request was "
     "not analysed"
 )
+
+
+def _lower_excepted(response: Any, scope: RequestScope) -> None:
+    """Lower to advisory each diagnostic a policy reported under an active exception
+    (:mod:`pushguard.policy.exceptions`): the Pulumi CLI then shows it as a warning, with the
+    exception's reason and expiry in its message, and does not fail on it. pulumi-policy writes
+    a violation's message as ``DESCRIPTION\nMESSAGE`` (``report_violation``)."""
+    excepted = scope.excepted or set()
+    if not excepted:
+        return
+    advisory = proto.EnforcementLevel.Value("ADVISORY")
+    for diagnostic in response.diagnostics:
+        text = diagnostic.message.split("\n", 1)[-1]
+        if (diagnostic.policyName, text) in excepted:
+            diagnostic.enforcementLevel = advisory
+
 
 UNVERIFIED_MARK = "during preview:"
 """pulumi-policy's wording of a policy that raised ``UnknownValueError``: one diagnostic for the

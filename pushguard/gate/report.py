@@ -159,9 +159,20 @@ def operation(result: StackResult) -> str:
 
 
 def summary(result: StackResult) -> dict[str, int]:
-    """Counts: resources by operation (the stack included), violations by level, exit code."""
-    counts = {level: sum(v.level == level for v in result.violations) for level in LEVELS}
-    return {operation(result): len(result.resources) + 1, **counts, "exitCode": result.exit_code}
+    """Counts: resources by operation (the stack included), violations by level (not counting
+    those under an active exception), ``excepted`` (under an active exception),
+    ``expiredExceptions`` (counted again, their exception expired), exit code."""
+    counting = [v for v in result.violations if v.counts]
+    counts = {level: sum(v.level == level for v in counting) for level in LEVELS}
+    return {
+        operation(result): len(result.resources) + 1,
+        **counts,
+        "excepted": len(result.violations) - len(counting),
+        "expiredExceptions": sum(
+            v.excepted is not None and not v.excepted.active for v in result.violations
+        ),
+        "exitCode": result.exit_code,
+    }
 
 
 def summary_line(result: StackResult) -> str:
@@ -170,9 +181,10 @@ def summary_line(result: StackResult) -> str:
     verdict = "FAILED" if result.exit_code else "passed"
     resources = result.origin.resources_phrase(counts[operation(result)])
     run = result.origin.run_name
+    excepted = f", {counts['excepted']} excepted" if counts["excepted"] else ""
     return (
         f"Resources: {resources}. Policy violations: {counts['mandatory']} mandatory, "
-        f"{counts['advisory']} advisory. {run} {verdict}."
+        f"{counts['advisory']} advisory{excepted}. {run} {verdict}."
     )
 
 
@@ -191,8 +203,10 @@ def error_json(message: str, result: StackResult | None) -> dict[str, Any]:
 def to_json(result: StackResult) -> dict[str, Any]:
     """The JSON report: ``resources`` (``urn``, ``type``, ``name``, ``parent``, ``inputs``,
     ``operation``, ``dependencies``, ``provider``, ``options``; the stack first, then by URN;
-    see :func:`_resources_json`), ``violations`` (``policy``, ``level``,
-    ``urn``, ``message``, ``remediation``, ``location``; by level, policy and URN), ``outputs``
+    see :func:`_resources_json`), ``violations`` (``policy``, ``level``, ``urn``,
+    ``findingId``, ``message``, ``remediation``, ``location``, ``exception``: ``null`` or
+    ``state``/``reason``/``expires``, and ``change`` against a baseline; by level, policy and
+    URN), ``outputs``
     (the stack outputs), ``programOutput`` (``stdout``, ``stderr``, ``truncated``), ``notes``,
     ``logs`` and ``summary``. Deterministic: the same preview gives the same bytes (timings are
     not part of it)."""
@@ -285,15 +299,37 @@ def _provider(result: StackResult, record: ResourceRecord) -> str:
 
 def _violation_json(result: StackResult, v: Violation, names: list[str]) -> dict[str, Any]:
     path, line = location(result, v.urn, v.where)
-    return {
+    entry: dict[str, Any] = {
         "policy": v.policy,
         "level": v.level,
         "urn": v.urn,
+        "findingId": v.finding_id,
         "message": message_text(v.message, names),
         "remediation": v.remediation,
         "location": {"path": path, "line": line},
         "callStack": [{"path": p, "line": n} for p, n in call_stack(result, v.urn)],
+        "exception": exception_json(v),
     }
+    if v.change:
+        entry["change"] = v.change
+    return entry
+
+
+def exception_json(v: Violation) -> dict[str, str] | None:
+    """A violation's exception in the JSON report: ``state`` (``active``: not counted;
+    ``expired``: counted again), ``reason``, ``expires`` (``YYYY-MM-DD``), or ``None``."""
+    if v.excepted is None:
+        return None
+    return {"state": v.excepted.state, "reason": v.excepted.reason, "expires": v.excepted.expires}
+
+
+def exception_text(v: Violation) -> str:
+    """A violation's exception as one line of the text report (``""`` without one)."""
+    if v.excepted is None:
+        return ""
+    if v.excepted.active:
+        return f"excepted until {v.excepted.expires}: {v.excepted.reason}"
+    return f"exception expired {v.excepted.expires}, counted again: {v.excepted.reason}"
 
 
 def render_json(result: StackResult | None, error: str | None = None) -> str:
@@ -316,7 +352,7 @@ def _tree(result: StackResult) -> Tree:
         children.setdefault(parent, []).append(record)
     worst: dict[str, str] = {}
     for v in result.violations:
-        if worst.get(v.urn) != "mandatory":
+        if v.counts and worst.get(v.urn) != "mandatory":
             worst[v.urn] = v.level
     op = "[green]+[/]" if operation(result) == "create" else " "
     root = Tree(f"{op} {STACK_TYPE} {shown(result.project)}-{shown(result.stack)}")
@@ -338,7 +374,8 @@ def _violations(
     if not items:
         return
     colour = "red" if level == "mandatory" else "yellow"
-    console.print(f"\n[bold {colour}]{level.capitalize()} violations ({len(items)})[/]")
+    heading = f"{level.capitalize()} violations" if level in LEVELS else level.capitalize()
+    console.print(f"\n[bold {colour}]{heading} ({len(items)})[/]")
     names = unprintable_names(result)
     for v in items:
         path, line = location(result, v.urn, v.where)
@@ -348,6 +385,11 @@ def _violations(
         )
         for text in message_lines(v.message, names):
             console.print(f"    {shown(text)}")
+        if v.finding_id or v.change:
+            change = f" ({v.change})" if v.change else ""
+            console.print(f"    [dim]finding {shown(v.finding_id)}{change}[/]")
+        if v.excepted is not None:
+            console.print(f"    [bold]{shown(exception_text(v))}[/]")
         if v.remediation:
             first, *rest = v.remediation.strip().split("\n")
             console.print(f"    [dim]fix: {shown(first)}[/]")
@@ -363,7 +405,10 @@ def render_text(result: StackResult, console: Console) -> None:
     console.print(result.origin.heading(stack, pack))
     console.print(_tree(result))
     for level in LEVELS:
-        _violations(console, result, level, (v for v in result.violations if v.level == level))
+        _violations(
+            console, result, level, (v for v in result.violations if v.level == level and v.counts)
+        )
+    _violations(console, result, "excepted", (v for v in result.violations if not v.counts))
     for level, message in result.logs:
         if level in ("warning", "error"):
             console.print(f"\n[yellow]program {level}:[/] {shown(message)}")

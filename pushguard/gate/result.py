@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from pushguard.crossguard.not_checked import NotChecked
+from pushguard.policy.exceptions import Excepted
 
 LEVEL_ORDER = {"mandatory": 0, "advisory": 1}
 """Report order of enforcement levels."""
@@ -159,6 +160,20 @@ class Violation:
     where: str | None = None
     """``path:line`` (relative to the project folder) when the finding has no registered
     resource to point at: a ``PushSubscription`` that refused its inputs."""
+    finding_id: str = ""
+    """The finding's stable ID (:func:`pushguard.rules.identity.finding_id`) as the pack wrote
+    it (:mod:`pushguard.crossguard.finding_note`); ``""`` for a pack that writes none."""
+    excepted: Excepted | None = None
+    """The policy config's exception for this finding: ``active`` (reported, not counted) or
+    ``expired`` (counted again); ``None`` when none names the resource."""
+    change: str = ""
+    """Against a baseline (``analyze --baseline``): ``new`` or ``existing``; ``""`` without one."""
+
+    @property
+    def counts(self) -> bool:
+        """False while an active exception holds: the finding does not count for the exit
+        code."""
+        return not (self.excepted is not None and self.excepted.active)
 
 
 @dataclass
@@ -196,8 +211,8 @@ class StackResult:
 
     @property
     def mandatory(self) -> list[Violation]:
-        """The violations that fail the run."""
-        return [v for v in self.violations if v.level == "mandatory"]
+        """The violations that fail the run (mandatory, not under an active exception)."""
+        return [v for v in self.violations if v.level == "mandatory" and v.counts]
 
     @property
     def exit_code(self) -> int:

@@ -4,8 +4,11 @@ One run whose tool driver lists every policy of the pack as a rule (short and fu
 help text with the remediation, help URI, default level, ``security-severity`` for GitHub's
 severity badges) and one result per violation: ``error`` for mandatory, ``warning`` for
 advisory, located at the line of the team's program that declared the resource (see
-:func:`pushguard.gate.report.location`), with the URN as logical location and a stable
-``partialFingerprints`` entry so a finding keeps its identity across runs.
+:func:`pushguard.gate.report.location`), with the URN as logical location and the finding's
+stable ID (:func:`pushguard.rules.identity.finding_id`) as ``partialFingerprints``
+``pushguardFinding/v2`` so a finding keeps its identity across runs (a pack that writes no ID:
+a hash of policy, URN and message). A finding under an active exception carries an accepted
+external ``suppressions`` entry with its reason and expiry.
 ``automationDetails.id`` is ``pushguard-preview/PROJECT/STACK/`` so each stack is its own
 analysis category. Sources: https://docs.oasis-open.org/sarif/sarif/v2.1.0/sarif-v2.1.0.html and
 https://docs.github.com/en/code-security/code-scanning/integrating-with-code-scanning/sarif-support-for-code-scanning
@@ -97,10 +100,17 @@ def to_sarif(result: StackResult | None) -> dict[str, Any]:
     results = []
     for v in result.violations:
         path, line = location(result, v.urn, v.where)
-        identity: tuple[str, ...] = (v.policy, v.urn or result.stack, v.message)
-        if result.organization:  # the URN names no organisation
+        # The finding ID (asset, rule, cause); a pack that writes none: policy, URN, message.
+        identity: tuple[str, ...] = (
+            (v.finding_id,) if v.finding_id else (v.policy, v.urn or result.stack, v.message)
+        )
+        if result.organization:  # the URN names no organisation: two orgs' stacks differ here
             identity = (result.organization, *identity)
-        fingerprint = hashlib.sha256("\0".join(identity).encode()).hexdigest()
+        fingerprint = (
+            identity[0]
+            if len(identity) == 1
+            else hashlib.sha256("\0".join(identity).encode()).hexdigest()
+        )
         entry: dict[str, Any] = {
             "ruleId": v.policy,
             "level": _level(v.level),
@@ -122,8 +132,19 @@ def to_sarif(result: StackResult | None) -> dict[str, Any]:
                     ],
                 }
             ],
-            "partialFingerprints": {"pushguardFinding/v1": fingerprint},
+            "partialFingerprints": {"pushguardFinding/v2": fingerprint},
         }
+        if v.excepted is not None and v.excepted.active:
+            # SARIF 2.1.0 section 3.35: an accepted, external (policy config) suppression.
+            entry["suppressions"] = [
+                {
+                    "kind": "external",
+                    "status": "accepted",
+                    "justification": f"{v.excepted.reason} (until {v.excepted.expires})",
+                }
+            ]
+        elif v.excepted is not None:
+            entry["message"]["text"] += f" (exception expired {v.excepted.expires})"
         related = [
             {
                 "id": n,

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pushguard.crossguard.finding_note import decode
 from pushguard.gate.analyzer import Diagnostic, PolicyPackProcess
 from pushguard.gate.result import PolicyMeta, Violation
 from pushguard.policy.config_file import PolicyConfig, rule_config
@@ -67,15 +68,27 @@ class PackSession:
 def to_violation(diagnostic: Diagnostic, policies: Mapping[str, PolicyMeta]) -> Violation:
     """The :class:`Violation` of one pack diagnostic: ``mandatory`` and ``remediate`` count as
     mandatory, anything else as advisory; the remediation comes from the policy's metadata in
-    ``policies`` (``""`` for a policy not listed there)."""
+    ``policies`` (``""`` for a policy not listed there). The finding's ID and exception are
+    read from the message (:func:`pushguard.crossguard.finding_note.decode`). An active
+    exception is honoured only when the pack lowered the diagnostic to advisory (as the Pulumi
+    CLI would see it); the violation then keeps its policy's configured level, marked excepted."""
     level = "mandatory" if diagnostic.level in ("mandatory", "remediate") else "advisory"
     meta = policies.get(diagnostic.policy)
+    note = decode(diagnostic.message)
+    excepted = note.excepted
+    if excepted is not None and excepted.active:
+        if level == "mandatory":
+            excepted = None  # the pack did not apply it: it counts
+        elif meta is not None and meta.level in ("mandatory", "remediate"):
+            level = "mandatory"
     return Violation(
         policy=diagnostic.policy,
         level=level,
         urn=diagnostic.urn,
-        message=diagnostic.message,
+        message=note.message,
         remediation=meta.remediation if meta else "",
+        finding_id=note.finding_id,
+        excepted=excepted,
     )
 
 

@@ -17,8 +17,25 @@ from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
+from pushguard.policy.exceptions import (
+    DEFAULT_MAX_DAYS,
+    Excepted,
+    PolicyException,
+    exception_for,
+    exceptions_schema,
+    too_far,
+    utc_today,
+)
 from pushguard.rules.facts import PROJECT_ID_PATTERN, PROJECT_NUMBER_PATTERN, SubscriptionFacts
 
 _PROJECT_ID = re.compile(PROJECT_ID_PATTERN)
@@ -80,6 +97,9 @@ class PackSettings(BaseModel):
     - ``defaultProject``: the project of resources that set none and whose provider sets none.
     - ``unknownAtPreview``: what a rule that cannot decide at preview does: ``warn`` (an advisory
       diagnostic, the default) or ``enforce`` (a violation at the policy's enforcement level).
+    - ``exceptionMaxDays``: how far ahead (days, default 365) an exception may expire.
+    - ``exceptions``: accepted risks, each ``resource``, ``reason``, ``expires``
+      (:mod:`pushguard.policy.exceptions`).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -94,6 +114,24 @@ class PackSettings(BaseModel):
     )
     default_project: ProjectRef | None = Field(None, alias="defaultProject")
     unknown_at_preview: Literal["warn", "enforce"] = Field("warn", alias="unknownAtPreview")
+    exception_max_days: int = Field(DEFAULT_MAX_DAYS, ge=1, le=3660, alias="exceptionMaxDays")
+    exceptions: tuple[PolicyException, ...] = Field((), alias="exceptions")
+
+    @field_validator("exceptions")
+    @classmethod
+    def _not_too_far(
+        cls, value: tuple[PolicyException, ...], info: ValidationInfo
+    ) -> tuple[PolicyException, ...]:
+        max_days = info.data.get("exception_max_days", DEFAULT_MAX_DAYS)
+        problems = too_far(value, max_days, utc_today())
+        if problems:
+            raise ValueError("; ".join(f"item {i}: {message}" for i, message in problems))
+        return value
+
+    def exception_for(self, *names: str) -> Excepted | None:
+        """The exception of the resource known by ``names`` (URN, subscription path) under this
+        policy, judged today (UTC); ``None`` when none names it."""
+        return exception_for(self.exceptions, names, utc_today())
 
     def number_of(self, project: str | None) -> str | None:
         """The project number of a project ID or number, from ``projectNumbers``."""
@@ -211,7 +249,9 @@ def settings_json_schema() -> dict[str, dict[str, Any]]:
         "defaultProject": "Project of resources that set none and whose provider sets none.",
         "unknownAtPreview": "warn: advisory diagnostic when a rule cannot decide at preview; "
         "enforce: a violation at the policy's level.",
+        "exceptionMaxDays": "How many days ahead an exception may expire (default 365).",
     }
+    properties["exceptions"] = exceptions_schema()
     for name, text in descriptions.items():
         properties[name]["description"] = text
     return properties

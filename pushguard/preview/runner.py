@@ -45,6 +45,7 @@ from pushguard.preview.stacks import (
     stack_notes,
 )
 from pushguard.preview.streaming import AnalyzerRequests, StreamingAnalysis
+from pushguard.rules.identity import finding_id
 
 _RULE_TAG = re.compile(r"\s*\[(?P<rule>[a-z0-9-]+)\]$")
 
@@ -184,6 +185,7 @@ def refusal_violations(result: StackResult, failure: ProgramFailure) -> list[Vio
                 f"{message[: tag.start()]}",
                 remediation=meta.remediation if meta else "",
                 where=failure.where,
+                finding_id=finding_id(urn, tag["rule"], f"component-input:{field}"),
             )
         )
     return found

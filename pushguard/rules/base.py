@@ -18,6 +18,7 @@ from typing import Literal, get_args
 
 from pushguard._about import project_url
 from pushguard.rules.facts import SubscriptionFacts
+from pushguard.rules.identity import cause, finding_id
 
 DOCS_BASE_URL = f"{project_url('Repository')}/blob/main/docs/rules.md"
 """Where each rule's documentation lives (``docs/rules.md`` in the repository of
@@ -150,6 +151,12 @@ class Finding:
     remediation: str
     field: ResultField | None = None
     evidence: Mapping[str, str] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def finding_id(self) -> str:
+        """The finding's stable ID (:func:`pushguard.rules.identity.finding_id` of the
+        resource, the rule ID and the cause: field and evidence, never the message)."""
+        return finding_id(self.resource, self.rule_id, cause(self.field, self.evidence))
 
     @property
     def is_violation(self) -> bool:

@@ -402,6 +402,8 @@ def test_malformed_files_exit_2_naming_each_while_the_others_are_analysed(
         "unreadable": 9,
         "mandatory": 3,
         "advisory": 1,
+        "excepted": 0,
+        "expiredExceptions": 0,
         "failing": 1,
         "exitCode": 2,
     }

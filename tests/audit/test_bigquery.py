@@ -310,7 +310,7 @@ def test_a_partitioned_table_is_read_at_its_newest_export_and_bad_data_is_quaran
     tables[f"{PROJECT_DATASET}.daily"] = spark.createDataFrame(rows, schema)
 
     result = audit(spark, [f"bigquery:{PROJECT_DATASET}.daily"], tmp_path)
-    assert result.summary["lines"] == {"read": 2, "parsed": 1, "quarantined": 1}
+    assert result.summary["lines"] == {"read": 2, "parsed": 1, "quarantined": 1, "blank": 0}
     assert "push-endpoint-https" not in result.violations("moved")  # the old export is not read
     assert "push-auth-oidc" in result.violations("moved")
     (entry,) = result.quarantined

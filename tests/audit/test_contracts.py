@@ -18,6 +18,7 @@ from pushguard.audit.aggregates import (
     FOLDER_OFFENDERS,
     PROJECT_OFFENDERS,
     SUBSCRIPTION_TOTALS,
+    SUPERSEDED,
     WORST_SUBSCRIPTIONS,
     aggregates_frame,
     collect_aggregates,
@@ -137,6 +138,7 @@ def test_aggregates_are_named_and_one_collect(spark: SparkSession, scenario_expo
         PROJECT_OFFENDERS,
         FOLDER_OFFENDERS,
         WORST_SUBSCRIPTIONS,
+        SUPERSEDED,
     ]
     aggregates = collect_aggregates(facts, findings)
     assert aggregates.subscriptions == 12

@@ -45,7 +45,7 @@ def corrupt(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Au
 
 
 def test_accounting_holds_on_corrupt_input(corrupt: Audit) -> None:
-    assert corrupt.summary["lines"] == {"read": 10, "parsed": 2, "quarantined": 8}
+    assert corrupt.summary["lines"] == {"read": 10, "parsed": 2, "quarantined": 8, "blank": 0}
 
 
 def test_each_bad_line_is_quarantined_with_its_reason_and_line(corrupt: Audit) -> None:
@@ -99,7 +99,7 @@ def test_per_asset_type_layout_reads_only_the_needed_types(
     assert result.summary["inputs"]["asset_type_folders_skipped"] == [
         "compute.googleapis.com/Instance"
     ]
-    assert result.summary["lines"] == {"read": 2, "parsed": 2, "quarantined": 0}
+    assert result.summary["lines"] == {"read": 2, "parsed": 2, "quarantined": 0, "blank": 0}
 
 
 def test_camel_case_envelope_and_json_array_files(spark: SparkSession, tmp_path: Path) -> None:

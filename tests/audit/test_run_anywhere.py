@@ -155,8 +155,9 @@ def test_any_failed_run_exits_2_with_one_paragraph(
         raise error
 
     monkeypatch.setattr(command, "run_audit", broken)
+    (tmp_path / "in").mkdir()
     stderr = io.StringIO()
-    code = command.run([str(tmp_path)], str(tmp_path / "out"), stderr=stderr)
+    code = command.run([str(tmp_path / "in")], str(tmp_path / "out"), stderr=stderr)
     assert code == 2
     message = stderr.getvalue()
     assert "Traceback" not in message
@@ -165,7 +166,7 @@ def test_any_failed_run_exits_2_with_one_paragraph(
     assert message.rstrip().splitlines()[-1] == errors[0]  # after the phases, one paragraph
 
     stderr = io.StringIO()
-    code = command.run([str(tmp_path)], str(tmp_path / "out"), stderr=stderr, debug=True)
+    code = command.run([str(tmp_path / "in")], str(tmp_path / "out"), stderr=stderr, debug=True)
     assert code == 2
     assert "Traceback" in stderr.getvalue()
 
@@ -177,8 +178,9 @@ def test_cli_has_a_debug_option(
         raise Py4JNetworkError("Answer from Java side is empty")
 
     monkeypatch.setattr(command, "run_audit", broken)
+    (tmp_path / "in").mkdir()
     result = CliRunner().invoke(
-        app, ["audit", str(tmp_path), "--out", str(tmp_path / "out"), "--debug"]
+        app, ["audit", str(tmp_path / "in"), "--out", str(tmp_path / "out"), "--debug"]
     )
     assert result.exit_code == 2, result.output
     assert "Traceback" in result.output and "Py4JNetworkError" in result.output

@@ -165,7 +165,7 @@ def test_conditional_grant_is_reported_as_such(scenarios: Audit) -> None:
 def test_summary_counts(scenarios: Audit) -> None:
     summary = scenarios.summary
     assert summary["subscriptions"] == {"evaluated": 12, "push": 11}
-    assert summary["lines"] == {"read": 33, "parsed": 33, "quarantined": 0}
+    assert summary["lines"] == {"read": 33, "parsed": 33, "quarantined": 0, "blank": 0}
     assert (
         sum(summary["findings"]["violations_by_rule"].values()) == summary["findings"]["violations"]
     )

@@ -34,7 +34,7 @@ def test_non_string_identity_fields_are_quarantined(spark: SparkSession, tmp_pat
     assert sum("asset_type" in r for r in reasons) == 2
     assert sum("name" in r and "asset_type" not in r for r in reasons) == 2
     summary = result.summary
-    assert summary["lines"] == {"read": 5, "parsed": 1, "quarantined": 4} or (
+    assert summary["lines"] == {"read": 5, "parsed": 1, "quarantined": 4, "blank": 0} or (
         summary["lines"]["parsed"] == 1 and summary["lines"]["quarantined"] == 4
     )
     assert all(not t.startswith("[") for t in summary["assets_by_type"])
@@ -93,6 +93,6 @@ def test_wrong_types_in_the_fields_the_audit_reads_are_quarantined(
         12: "service_perimeter.status.restricted_services[] is not a JSON string",
     }
     summary = result.summary
-    assert summary["lines"] == {"read": 12, "parsed": 3, "quarantined": 9}
+    assert summary["lines"] == {"read": 12, "parsed": 3, "quarantined": 9, "blank": 0}
     assert sum(summary["quarantine_reasons"].values()) == 9
     assert summary["subscriptions"]["evaluated"] == 2

@@ -65,7 +65,14 @@ def test_json_report_lists_every_resource_with_inputs(preview) -> None:
     assert sub["parent"] == component["urn"]
     assert sub["inputs"]["pushConfig"]["oidcToken"]["serviceAccountEmail"] == "[unknown]"
     assert sub["inputs"]["name"].startswith("orders-created-"), "auto-named by the provider"
-    assert report["summary"] == {"create": 22, "mandatory": 0, "advisory": 0, "exitCode": 0}
+    assert report["summary"] == {
+        "create": 22,
+        "mandatory": 0,
+        "advisory": 0,
+        "excepted": 0,
+        "expiredExceptions": 0,
+        "exitCode": 0,
+    }
     assert report["policyPack"]["name"] == "pushguard"
 
 

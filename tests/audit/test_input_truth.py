@@ -1,0 +1,214 @@
+"""The audit reads exactly what is in the export folder (issue 21): the newest copy of a
+duplicated asset, every line of a newline-delimited file whatever line 1 holds, JSON documents
+after decompression, blank lines counted as blank, skipped files listed; and the command's
+redirected stderr carries no Spark stage bars."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+
+from pushguard.audit.read import DOCUMENT, LINES, file_shape
+
+from . import cai
+from .conftest import Audit, audit, write_lines
+
+ORDERS, ORDERS_N = "acme-orders", "123456789012"
+HTTP, HTTPS = "http://orders.example.com/push", "https://orders.example.com/push"
+SUBSCRIPTION = "pubsub.googleapis.com/Subscription"
+
+
+def _sub(name: str, endpoint: str, update_time: str | None = None) -> dict[str, Any]:
+    asset = cai.subscription(ORDERS, ORDERS_N, name, endpoint)
+    if update_time is not None:
+        asset["update_time"] = update_time
+    return asset
+
+
+def build(root: Path) -> Path:
+    """An export folder with one case of each input problem the issue lists."""
+    export = root / "export"
+    # 1. duplicates: two exports of different dates (the older first by file order), and one
+    # file with the same subscription twice (older line first); camelCase updateTime too
+    write_lines(
+        export / "2024-01" / "assets.json",
+        [
+            cai.project(ORDERS, ORDERS_N),
+            _sub("fixed-since", HTTP, "2024-01-05T10:00:00Z"),
+            _sub("broken-since", HTTPS, "2024-01-05T10:00:00.123456Z"),
+        ],
+    )
+    write_lines(
+        export / "2024-06" / "assets.json",
+        [
+            _sub("fixed-since", HTTPS, "2024-06-01T00:00:00Z"),
+            _sub("broken-since", HTTP, "2024-06-01T00:00:00+02:00"),
+            _sub("twice", HTTP, "2024-03-01T00:00:00Z"),
+            dict(_sub("twice", HTTPS), updateTime="2024-03-02T00:00:00Z"),
+            _sub("tie", HTTP, "2024-03-01T00:00:00Z"),
+            _sub("tie", HTTPS, "2024-03-01T00:00:00Z"),
+        ],
+    )
+    # 2. a newline-delimited file whose first line is a JSON array
+    (export / "first-line-array.json").write_text(
+        "[1, 2, 3]\n" + cai.line(_sub("after-array", HTTP)) + "\n"
+    )
+    # 3. a gzip-compressed JSON array (gcloud asset list --format=json | gzip), and a
+    # pretty-printed single asset
+    (export / "gcloud.json.gz").write_bytes(
+        gzip.compress(json.dumps([_sub("gzipped", HTTP)], indent=2).encode())
+    )
+    (export / "one-asset.json").write_text(json.dumps(_sub("pretty", HTTP), indent=2) + "\n")
+    # 4. blank lines (empty, spaces, a tab, CRLF) around lines, and a corrupt line after them
+    (export / "blank-lines.json").write_text(
+        "\n"
+        + cai.line(_sub("between-blanks", HTTP))
+        + "\n   \n\t\r\n\n"
+        + "{not json\n"
+        + cai.line(_sub("after-blanks", HTTP))
+        + "\n\n"
+    )
+    # 5. hidden and marker files: skipped, and listed
+    (export / "_SUCCESS").write_text("")
+    write_lines(export / ".hidden.json", [_sub("hidden", HTTP)])
+    return export
+
+
+@pytest.fixture(scope="module")
+def truth_run(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> tuple[Audit, bool]:
+    """The audit of :func:`build`, and whether Spark's cache was empty right after it."""
+    root = tmp_path_factory.mktemp("truth")
+    spark.catalog.clearCache()
+    result = audit(spark, [build(root)], root / "out")
+    return result, bool(spark._jsparkSession.sharedState().cacheManager().isEmpty())
+
+
+@pytest.fixture
+def truth(truth_run: tuple[Audit, bool]) -> Audit:
+    return truth_run[0]
+
+
+def test_a_run_releases_what_it_persisted(truth_run: tuple[Audit, bool]) -> None:
+    """What an audit persists is unpersisted when it ends (the CI session once needed 4 GiB)."""
+    assert truth_run[1], "frames an audit persisted are still cached after it ended"
+
+
+def _endpoint_violation(result: Audit, name: str) -> bool:
+    return "push-endpoint-https" in result.violations(name)
+
+
+def test_the_newest_copy_of_a_duplicated_asset_is_evaluated(truth: Audit) -> None:
+    assert not _endpoint_violation(truth, "fixed-since")  # fixed in the newer export
+    assert _endpoint_violation(truth, "broken-since")  # broken in the newer export
+    assert not _endpoint_violation(truth, "twice")  # the later line of one file is newer
+    assert _endpoint_violation(truth, "tie")  # same time: the first by file and line
+
+
+def test_superseded_copies_are_counted_and_never_evaluated(truth: Audit) -> None:
+    assert truth.summary["superseded_by_type"] == {SUBSCRIPTION: 4}
+    names = [f["asset_name"] for f in truth.findings if f["rule_id"] == "push-endpoint-https"]
+    assert len(names) == len(set(names))  # each subscription once
+    # fixed-since, broken-since, twice, tie, after-array, gzipped, pretty, between-blanks,
+    # after-blanks (the hidden file is not read)
+    assert truth.summary["subscriptions"]["evaluated"] == 9
+
+
+def test_every_line_after_a_first_line_array_is_evaluated(truth: Audit) -> None:
+    assert _endpoint_violation(truth, "after-array")
+    array_line = [q for q in truth.quarantined if q["source"].endswith("first-line-array.json")]
+    assert [(q["line"], q["text"]) for q in array_line] == [(1, "[1, 2, 3]")]
+
+
+def test_json_documents_are_read_after_decompression(truth: Audit) -> None:
+    assert _endpoint_violation(truth, "gzipped")
+    assert _endpoint_violation(truth, "pretty")
+    assert not [
+        q for q in truth.quarantined if q["source"].endswith(("gcloud.json.gz", "one-asset.json"))
+    ]
+    assert truth.summary["inputs"]["json_array_files"] == 2
+
+
+def test_blank_lines_are_counted_not_quarantined(truth: Audit) -> None:
+    assert _endpoint_violation(truth, "between-blanks")
+    assert _endpoint_violation(truth, "after-blanks")
+    lines = truth.summary["lines"]
+    assert lines["blank"] == 5
+    assert lines["read"] == lines["parsed"] + lines["quarantined"] + lines["blank"]
+    blank_file = [q for q in truth.quarantined if q["source"].endswith("blank-lines.json")]
+    assert [(q["line"], q["reason"]) for q in blank_file] == [(6, "not JSON")]
+    assert len(truth.quarantined) == 2  # the array line and '{not json'
+
+
+def test_skipped_hidden_and_marker_files_are_listed(truth: Audit) -> None:
+    skipped = truth.summary["inputs"]["files_skipped"]
+    assert [Path(p).name for p in skipped] == [".hidden.json", "_SUCCESS"]
+    assert not truth.violations("hidden")
+    assert truth.summary["inputs"]["files"] == 6
+
+
+def test_redirected_stderr_has_no_spark_stage_bars(truth: Audit, tmp_path: Path) -> None:
+    """The console script as a user runs it, stderr to a file: phase lines only."""
+    script = Path(sys.executable).with_name("pushguard")
+    stderr = tmp_path / "stderr.log"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON",)}
+    with stderr.open("w") as err:
+        done = subprocess.run(
+            [str(script), "audit", str(truth.out.parent / "export"), "--out", str(tmp_path / "o")],
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+            timeout=600,
+            check=False,
+            env=env,
+        )
+    text = stderr.read_text()
+    assert done.returncode == 1, text[-2000:]
+    assert "[Stage" not in text and "\r" not in text, text[-2000:]
+    assert "pushguard audit: summarising" in text.splitlines()
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["lines"] == truth.summary["lines"]
+    assert (tmp_path / "o" / "findings.jsonl").read_bytes() == (
+        truth.out / "findings.jsonl"
+    ).read_bytes()
+
+
+SUB = cai.line(_sub("s", HTTP))
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "shape"),
+    [
+        ("lines.json", f"{SUB}\n{SUB}\n", LINES),
+        ("broken-first.json", f'{{"name": "//x\n{SUB}\n', LINES),  # a truncated first line
+        ("array-first.json", f"[1, 2]\n{SUB}\n", LINES),
+        ("one-line-array.json", f"[{SUB},{SUB}]\n\n", DOCUMENT),
+        ("pretty.json", json.dumps([_sub("s", HTTP)], indent=2), DOCUMENT),
+        ("pretty-object.json", "\ufeff" + json.dumps(_sub("s", HTTP), indent=1), DOCUMENT),
+        ("blank-first.json", f"\n\n  \n{SUB}\n", LINES),
+        ("empty.json", "", LINES),
+        ("text.json", "# a comment\n[\n", LINES),
+        ("pretty.json.gz", json.dumps([_sub("s", HTTP)], indent=2), DOCUMENT),
+        ("lines.json.bz2", f"{SUB}\n", LINES),
+        ("pretty.json.bz2", json.dumps([_sub("s", HTTP)], indent=2), DOCUMENT),
+    ],
+)
+def test_file_shape_after_decompression(
+    spark: SparkSession, tmp_path: Path, name: str, content: str, shape: str
+) -> None:
+    path = tmp_path / name
+    data = content.encode()
+    if name.endswith(".gz"):
+        data = gzip.compress(data)
+    elif name.endswith(".bz2"):
+        data = bz2.compress(data)
+    path.write_bytes(data)
+    assert file_shape(spark, str(path)) == shape
