@@ -54,6 +54,8 @@ def _digest(scope: str, key: tuple[str, ...]) -> str:
 
 def _describe(key: tuple[str, ...]) -> str:
     role, resource, member = (*key, "", "", "")[:3]
+    if member.startswith("agent-of:"):
+        member = f"the Pub/Sub service agent of {member.removeprefix('agent-of:')}"
     return f"{role} for {member} on {resource}"
 
 
