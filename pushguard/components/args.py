@@ -46,7 +46,8 @@ class PushTargetArgs(TypedDict):
     """The service's URL (its ``run.app`` URL, e.g. the Cloud Run service's ``uri`` output; a
     1st-gen function's ``https://REGION-PROJECT.cloudfunctions.net/NAME``): the default
     audience. Omitted: the origin of a ``run.app`` push endpoint, or the 1st-gen function URL
-    built from ``location``, ``project`` and ``name``."""
+    built from ``location``, ``project`` and ``name``. For Cloud Run, any other URL is refused
+    unless listed in ``custom_audiences``."""
     custom_audiences: NotRequired[pulumi.Input[Sequence[pulumi.Input[str]]]]
     """The custom audiences configured on the Cloud Run service (its ``custom_audiences``): an
     ``audience`` other than the service URL is accepted only if listed here."""
@@ -65,7 +66,7 @@ class DeadLetterArgs(TypedDict):
     (messages published to a topic without a subscription are lost). Default true."""
     message_retention_duration: NotRequired[pulumi.Input[str]]
     """How long that pull subscription keeps dead letters, ``"600s"`` to ``"2678400s"`` (default
-    ``"604800s"``, 7 days)."""
+    ``"604800s"``, 7 days). Refused with ``topic`` (no subscription is made then)."""
 
 
 class RetryPolicyArgs(TypedDict):

@@ -62,7 +62,8 @@ def component_name(urn: str) -> str:
 def pubsub_id(project: str, urn: str, suffix: str = "") -> str:
     """The generated ID of a subscription or topic the component with ``urn`` makes in
     ``project``: ``SLUG[-SUFFIX]-HASH``, e.g. ``orders-sync-k3v9...`` for a component named
-    ``orders sync``; ``suffix`` (``dead-letter``) names a second resource of the component.
+    ``orders sync``; ``suffix`` (``dead-letter``) names a second resource of the component and
+    is kept whole however long the name (the name's slug is shortened first).
 
     A slug that does not start with a letter, or starts with ``goog`` (in any case), is prefixed
     with ``ps-``; an empty one is ``ps``. Always matches :data:`PUBSUB_ID_PATTERN` and never
@@ -70,7 +71,8 @@ def pubsub_id(project: str, urn: str, suffix: str = "") -> str:
     """
     slug = re.sub(r"[^A-Za-z0-9_.~+]+", "-", _ascii(component_name(urn)))
     slug = re.sub(r"-{2,}", "-", slug).strip("-_.~+")
-    if suffix:
+    if suffix:  # the name gives way, so the suffix survives the truncation below
+        slug = slug[: _PUBSUB_SLUG - len(suffix) - len("ps--")].rstrip("-_.~+")
         slug = f"{slug}-{suffix}" if slug else suffix
     if not slug[:1].isalpha() or slug.lower().startswith("goog"):
         slug = f"ps-{slug}".rstrip("-")

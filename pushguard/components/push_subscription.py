@@ -9,9 +9,14 @@ import pulumi
 import pulumi_gcp as gcp
 
 from pushguard.components.args import PushSubscriptionArgs, TokenCreatorGrant
-from pushguard.components.audience import audience_problem, run_app_origin, service_url
+from pushguard.components.audience import (
+    audience_problem,
+    run_app_origin,
+    service_url,
+    target_problems,
+)
 from pushguard.components.facts import component_facts
-from pushguard.components.grants import shared_grant
+from pushguard.components.grants import PROVIDER_PROJECT, shared_grant
 from pushguard.components.ids import account_id, pubsub_id
 from pushguard.components.inputs import Path, merge_resolved, split_inputs
 from pushguard.components.spec import (
@@ -53,8 +58,12 @@ def _check_rules(
 
 
 def _check_audience(spec: PushSubscriptionSpec, problems: list[tuple[str, str]]) -> None:
+    if any(field == "push_endpoint" for field, _ in problems):
+        return
+    targets = target_problems(spec)
+    problems += targets
     problem = audience_problem(spec)
-    if problem and not any(field == "push_endpoint" for field, _ in problems):
+    if problem and not targets:
         problems.append(("audience", problem.removeprefix("audience: ")))
 
 
@@ -177,8 +186,14 @@ class PushSubscription(pulumi.ComponentResource):
         args: PushSubscriptionArgs,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        if not isinstance(args, Mapping):
+            raise PushSubscriptionInputError(
+                name,
+                [("args", f"must be a mapping of the inputs (PushSubscriptionArgs), not {args!r}")],
+            )
         values: dict[str, Any] = dict(args)
-        if "project" not in values:
+        from_provider = "project" not in values
+        if from_provider:
             values["project"] = _provider_project(name, opts)
         substituted, deferred, problems = split_inputs(values)
         spec = self._validate(name, substituted, problems, set())
@@ -187,7 +202,40 @@ class PushSubscription(pulumi.ComponentResource):
         self._spec = spec
         self._provider = gcp_provider(opts)
         self._gated = self._gate(name, substituted, deferred)
+        self._warn_aliases(opts)
+        self._checks: list[pulumi.Output[Any]] = []
+        # The project in the keys of shared grants: the plain project, else (an explicit
+        # provider's, an Output) a stand-in for it (see :mod:`pushguard.components.grants`).
+        self._project_key: str | None = self._plain("project")
+        if self._project_key is None and from_provider and self._provider is not None:
+            self._project_key = PROVIDER_PROJECT
         self._build()
+
+    def _warn_aliases(self, opts: pulumi.ResourceOptions | None) -> None:
+        """Warn when ``aliases`` are given while an ID is generated: generated IDs derive from the
+        component's URN (:mod:`pushguard.components.ids`), so a rename kept by aliases still
+        gives new IDs, and Pulumi replaces the subscription (its undelivered messages are lost),
+        the push-auth account and the dead-letter topic."""
+        if opts is None or not opts.aliases:
+            return
+        generated = []
+        if self._spec.subscription_name is None:
+            generated.append("subscription_name")
+        spec = self._spec
+        if spec.push_auth_service_account_email is None and spec.push_auth_account_id is None:
+            generated.append("push_auth_account_id")
+        dead_letter = self._spec.dead_letter
+        own_topic = dead_letter is not None and dead_letter.topic is None
+        if generated or own_topic:
+            keep = f"; set {' and '.join(generated)} to the current IDs" if generated else ""
+            topic = "; the dead-letter topic and its subscription are replaced" if own_topic else ""
+            pulumi.log.warn(
+                f"PushSubscription {self._name!r}: aliases keep the component's resources but not "
+                "its generated IDs, which derive from its URN: a renamed component gets new IDs, "
+                "and Pulumi replaces what has one (a replaced subscription loses its undelivered "
+                f"messages){keep}{topic} (docs/component.md, IDs)",
+                resource=self,
+            )
 
     @staticmethod
     def _validate(
@@ -270,7 +318,17 @@ class PushSubscription(pulumi.ComponentResource):
         (:func:`shared_grant`) when ``key`` names its binding in plain strings, else the
         component's own child ``NAME-SUFFIX``."""
         if key is not None and all(isinstance(part, str) for part in key):
-            shared = shared_grant(key, self._provider, make)
+            provider_project = None
+            if any(PROVIDER_PROJECT in part for part in key):
+                provider_project = pulumi.Output.from_input(self._input("project"))
+            shared = shared_grant(
+                self._name,
+                key,
+                self._provider,
+                make,
+                provider_project=provider_project,
+                checks=self._checks,
+            )
             if shared is not None:
                 return shared
         return make(f"{self._name}-{suffix}", self._child())
@@ -400,7 +458,7 @@ class PushSubscription(pulumi.ComponentResource):
         """
         grant = self._spec.token_creator_grant
         role = TOKEN_CREATOR.granted
-        known_project = self._plain("project")
+        known_project = self._project_key
         # The service agent is the subscription project's: no key while that is not known.
         agent_of = f"agent-of:{known_project}" if known_project else None
         if grant is TokenCreatorGrant.SERVICE_ACCOUNT:
@@ -452,7 +510,7 @@ class PushSubscription(pulumi.ComponentResource):
                 (ACT_AS.granted, f"account:{existing}", deployer) if existing else None,
                 make(deployer),
             )
-            for deployer in self._spec.deployers
+            for deployer in dict.fromkeys(self._spec.deployers)  # each binding once
         ]
 
     def _invoker(self, email: pulumi.Input[str], project: Any) -> pulumi.Resource | None:
@@ -475,7 +533,7 @@ class PushSubscription(pulumi.ComponentResource):
         role = INVOKER[kind].granted
         existing = self._plain("push_auth_service_account_email")
         where = (
-            self._plain("target", "project") or self._plain("project"),
+            self._plain("target", "project") or self._project_key,
             self._plain("target", "location"),
             self._plain("target", "name"),
         )
@@ -571,12 +629,13 @@ class PushSubscription(pulumi.ComponentResource):
                 )
             )
         path = self._plain("dead_letter", "topic")
+        project_key = self._project_key
         if path and not path.startswith("projects/"):
-            path = f"projects/{self._plain('project')}/topics/{path}"
+            path = f"projects/{project_key}/topics/{path}"
         publisher = self._grant(
             "dead-letter-publisher",
-            (PUBLISHER.granted, f"topic:{path}", f"agent-of:{self._plain('project')}")
-            if path and self._plain("project")
+            (PUBLISHER.granted, f"topic:{path}", f"agent-of:{project_key}")
+            if path and project_key
             else None,
             lambda name, opts: gcp.pubsub.TopicIAMMember(
                 name, topic=topic, role=PUBLISHER.granted, member=agent_member, opts=opts
@@ -663,9 +722,12 @@ class PushSubscription(pulumi.ComponentResource):
         elif spec.paused:
             expiration = gcp.pubsub.SubscriptionExpirationPolicyArgs(ttl="")
         replace = spec.in_service_perimeter and spec.accept_backlog_loss
+        name: Any = field("subscription_name") or self._generated_id(project, pubsub_id)
+        if self._checks:  # a refused shared grant fails the subscription (and the program)
+            name = pulumi.Output.all(name, *self._checks).apply(lambda values: values[0])
         return gcp.pubsub.Subscription(
             self._name,
-            name=field("subscription_name") or self._generated_id(project, pubsub_id),
+            name=name,
             project=project,
             topic=field("topic"),
             push_config=push_config,

@@ -338,6 +338,16 @@ class DeadLetterSpec(_Strict):
         "604800s"
     )
 
+    @model_validator(mode="after")
+    def _retention_needs_own_topic(self) -> DeadLetterSpec:
+        if self.topic is not None and "message_retention_duration" in self.model_fields_set:
+            raise ValueError(
+                "message_retention_duration: applies only to the pull subscription the "
+                "component makes on a topic it creates; with dead_letter.topic named, set the "
+                "retention on that topic's own subscriptions and remove this input"
+            )
+        return self
+
 
 class RetryPolicySpec(_Strict):
     """Validated :class:`~pushguard.components.args.RetryPolicyArgs`."""

@@ -92,7 +92,10 @@ def test_iam_is_only_ever_additive() -> None:
 )
 def test_invoker_binding_per_target_kind(kind: str, member_type: str, role: str) -> None:
     target = {"kind": kind, "name": "orders", "location": "europe-west1", "project": "acme-run"}
-    graph = run(program(target=target))
+    endpoint = {}  # a 1st-gen function is served at cloudfunctions.net, never run.app
+    if kind == "cloud-function-v1":
+        endpoint = {"push_endpoint": "https://europe-west1-acme-run.cloudfunctions.net/orders"}
+    graph = run(program(target=target, **endpoint))
     [invoker] = [r for r in graph.records if r.type in (RUN_MEMBER, FN_MEMBER)]
     assert invoker.type == member_type
     assert invoker.inputs["role"] == role
