@@ -13,6 +13,12 @@ and the plugin registers the component and its children with the engine's resour
   the Python ``PushSubscription``. It runs in a thread of its own with its own event loop and
   Pulumi settings, as the plugin runs in a process of its own, so a program that makes many of
   them never waits on its own executor; its registrations go to the same recording monitor.
+  Constructions run one at a time (:data:`_CONSTRUCTING`): the plugin's process is one
+  interpreter per construct's state, while here they share one, and ``pulumi_gcp``'s submodules
+  are loaded lazily by ``pulumi._utils._LazyModule``, which is not thread-safe (it switches the
+  module's class before running its code, so a second thread sees a module without its
+  attributes: two constructs racing on the first ``gcp.organizations.get_project_output`` made
+  the preview fail with ``AttributeError``, issue 26).
 - Any other remote component cannot be constructed offline (its plugin is not here): it is
   recorded as the engine records the component itself, and a warning with
   :data:`NOT_EXPANDED_MARK` goes to the program's log, which the preview turns into a "not
@@ -45,6 +51,11 @@ PACKAGE = "pushguard"
 NOT_EXPANDED_MARK = "pushguard-remote-component-not-expanded\t"
 """Starts the log message of a remote component that was not expanded: the mark, then the
 component's type, a tab and its URN."""
+
+_CONSTRUCTING = threading.Lock()
+"""Held while a remote component is constructed: one construction at a time (see above). A
+construct never waits on another (the program resolves a component's inputs, including another
+component's outputs, before it registers it), so this cannot deadlock."""
 
 _LOGGER = "pushguard.preview.program"
 """The logger the mock engine's log collector listens to (:mod:`pushguard.preview.engine`)."""
@@ -146,8 +157,9 @@ def construct_in_place(monitor: Any, request: Any) -> Any:
             failed.append(error)
 
     worker = threading.Thread(target=run, name=f"construct {request.name}", daemon=True)
-    worker.start()
-    worker.join()
+    with _CONSTRUCTING:
+        worker.start()
+        worker.join()
     if failed:
         error = failed[0]
         inner = getattr(error, "inner", None)  # the provider's ComponentInitError

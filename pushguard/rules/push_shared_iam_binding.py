@@ -13,16 +13,23 @@ dead-letter topic are the usual causes.
 
 pushguard's ``PushSubscription`` makes such a grant once per program and shares it; a project-level
 grant many stacks need is best held once, in one platform stack, with ``token_creator_grant:
-"none"`` and ``grant_invoker: false`` in the team stacks. The rule reads the stack's declarations,
-so it is not applicable to the organisation audit (Cloud Asset Inventory has no notion of who
-declared a binding).
+"none"`` and ``grant_invoker: false`` in the team stacks.
+
+The Pub/Sub service agent's member is ``service-PROJECT_NUMBER@gcp-sa-pubsub...``
+(https://cloud.google.com/pubsub/docs/push#configure_for_push_authentication). With the project's
+number (``projectNumbers``) the rule checks the grants to that agent; without it, grants to any
+member of the agent's form are checked, and the finding says the agent was matched by its form:
+whichever project's agent it is, identical bindings held twice are lost together.
+
+The rule reads the stack's declarations, so it is not applicable to the organisation audit (Cloud
+Asset Inventory has no notion of who declared a binding).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pushguard.rules.accounts import member
+from pushguard.rules.accounts import is_pubsub_service_agent, member
 from pushguard.rules.base import EnforcementLevel, Result, Rule
 from pushguard.rules.facts import SubscriptionFacts
 
@@ -32,22 +39,41 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
     Pub/Sub service agent) that several resources hold."""
     if not facts.is_push() or facts.held_grants is None:
         return
-    relied_on = {facts.service_agent_member()}
+    agent = facts.service_agent_member()
+    relied_on = {agent} if agent else set()
     if facts.push_auth_account:
         relied_on.add(member(facts.push_auth_account))
     for held in facts.held_grants:
-        if len(held.holders) < 2 or held.grant.member not in relied_on:
+        if len(held.holders) < 2:
             continue
         grant = held.grant
+        by_form = agent is None and _is_agent_member(grant.member)
+        if grant.member not in relied_on and not by_form:
+            continue
         where = f" on {grant.resource}" if grant.resource else ""
+        note = (
+            " (the project number is not configured, so the Pub/Sub service agent was matched "
+            "by its form; set projectNumbers under push-shared-iam-binding to check only this "
+            "project's agent)"
+            if by_form
+            else ""
+        )
         yield Result.violation(
             f"{grant.role} for {grant.member}{where} is held by {len(held.holders)} resources "
-            f"({', '.join(held.holders)}): deleting any one of them removes the binding for all.",
+            f"({', '.join(held.holders)}): deleting any one of them removes the binding for all"
+            f"{note}.",
             None,
             role=grant.role,
             member=grant.member,
             holders=", ".join(held.holders),
         )
+
+
+def _is_agent_member(grant_member: str) -> bool:
+    """Whether an IAM member is a Pub/Sub service agent of any project
+    (``serviceAccount:service-N@gcp-sa-pubsub.iam.gserviceaccount.com``)."""
+    kind, _, email = grant_member.partition(":")
+    return kind == "serviceAccount" and is_pubsub_service_agent(email)
 
 
 RULE = Rule(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pushguard.rules import HeldGrant
 from tests.crossguard.wire import AGENT, PUSH_SA, sa_member, subscription
 from tests.rules.cases._build import (
+    NO_NUMBER,
     NUMBERS,
     TOKEN,
     TOKEN_CREATOR,
@@ -30,6 +31,26 @@ FACT_CASES: list[FactCase] = [
         "two holders",
         held_grants=(HeldGrant(grant=TOKEN, holders=("orders-tc", "billing-tc")),),
         message=("held by 2 resources (orders-tc, billing-tc)", "removes the binding for all"),
+    ),
+    fact(
+        RULE_ID,
+        "fail",
+        "two holders, no project number: the agent matched by its form",
+        held_grants=(HeldGrant(grant=TOKEN, holders=("orders-tc", "billing-tc")),),
+        message=("(orders-tc, billing-tc)", "matched by its form", "set projectNumbers"),
+        **NO_NUMBER,
+    ),
+    fact(
+        RULE_ID,
+        "pass",
+        "two holders, no project number, a member not of the agent's form",
+        held_grants=(
+            HeldGrant(
+                grant=TOKEN.model_copy(update={"member": "serviceAccount:service-1@example.com"}),
+                holders=("orders-tc", "billing-tc"),
+            ),
+        ),
+        **NO_NUMBER,
     ),
 ]
 
