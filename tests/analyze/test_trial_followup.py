@@ -24,7 +24,7 @@ SECRET_HOSTS = {
     "https://sécrethöst.example/push": ("sécrethöst", "xn--screthst-b1a9k", "screthst"),
     "https://trailsecret.example./push": ("trailsecret",),
     "https://ｆｕｌｌｗｉｄｔｈ.example/push": ("fullwidth", "ｆｕｌｌｗｉｄｔｈ"),
-    'https://quote"secret.example/push': ('quote"secret', "secret"),
+    'https://quote"secret.example/push': ('quote"secret', "quote"),
     "https://UPPERSECRET.example/push": ("uppersecret",),
 }
 
@@ -54,7 +54,11 @@ def _max_rss_kib(*args: str) -> tuple[int, str, int]:
         "print(p.returncode, rss); sys.stderr.write(p.stderr)\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     returncode, rss = done.stdout.split()
     return int(returncode), done.stderr, int(rss)
