@@ -25,13 +25,13 @@ with that value. Reports never show either (:mod:`pushguard.gate.redact`).
 
 from __future__ import annotations
 
-import bisect
 import gzip
 import json
 import os
 import re
+import stat
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -289,10 +289,13 @@ def _short(where: str) -> str:
 
 def _load_json(path: Path) -> tuple[Any, str]:
     """The parsed document and its text; ``.gz`` files are decompressed (a self-managed
-    backend with ``PULUMI_SELF_MANAGED_STATE_GZIP``)."""
+    backend with ``PULUMI_SELF_MANAGED_STATE_GZIP``). At the peak, the file's (inflated) bytes
+    and its text are held once each (about twice the inflated size for ASCII JSON), then the
+    parsed document."""
     try:
         data = _read_bounded(path)
         text = data.decode("utf-8")
+        del data  # the bytes are not needed once decoded: never held with the parsed document
     except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as error:
         raise StateFileError(path, f"cannot be read: {error}") from None
     except UnicodeDecodeError:
@@ -311,38 +314,101 @@ def _load_json(path: Path) -> tuple[Any, str]:
         raise StateFileError(path, f"is not a state Pulumi writes: {error}") from None
 
 
-def _read_bounded(path: Path) -> bytes:
+_CHUNK = 1 << 20
+"""Bytes read, and at most bytes inflated, per step: what reading holds beyond the result."""
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _read_bounded(path: Path) -> bytearray:
     """The file's bytes, decompressed when gzipped (a ``.gz`` name or gzip's magic bytes),
-    never more than :data:`MAX_STATE_BYTES` (decompressed in chunks, so a small gzip that
-    inflates to gigabytes is refused without being inflated).
+    never more than :data:`MAX_STATE_BYTES`.
+
+    The file's size is checked with ``stat`` before anything is read (a sparse 1.1 GB file is
+    refused without being read), and only regular files are opened (a FIFO would block, a
+    device never end). A gzip is inflated twice: first only counting, in steps of at most
+    :data:`_CHUNK` bytes, so one that inflates past the limit is refused holding no more than
+    one step; then, under the limit, into one buffer. Like Python's :mod:`gzip`, several
+    members are read in turn and zero padding after the last is allowed; any other byte after
+    the gzip stream is refused (https://www.rfc-editor.org/rfc/rfc1952 s. 2.2: a file is a
+    series of members).
 
     Raises:
-        StateFileError: larger than the limit, or inflating past it."""
+        StateFileError: not a regular file, larger than the limit, inflating past it,
+            truncated, or with data after its gzip stream.
+        OSError, zlib.error: the file cannot be read or is not a valid gzip."""
     limit = MAX_STATE_BYTES
-    with path.open("rb") as stream:
+    with open(path, "rb", opener=_open_regular) as stream:
+        status = os.fstat(stream.fileno())
+        if not stat.S_ISREG(status.st_mode):  # replaced since it was looked at
+            raise StateFileError(path, "is not a regular file (a FIFO, socket or device)")
+        size = status.st_size
         head = stream.read(2)
-        if path.suffix != ".gz" and head != b"\x1f\x8b":
-            data = head + stream.read(limit + 1 - len(head))
-            if len(data) > limit:
+        stream.seek(0)
+        if path.suffix != ".gz" and head != _GZIP_MAGIC:
+            if size > limit:
+                raise StateFileError(path, f"is larger than {limit >> 20} MiB (pushguard's limit)")
+            data = bytearray(stream.read(limit + 1))
+            if len(data) > limit:  # it grew while being read
                 raise StateFileError(path, f"is larger than {limit >> 20} MiB (pushguard's limit)")
             return data
+        total = 0
+
+        def count(piece: bytes) -> None:
+            nonlocal total
+            total += len(piece)
+            if total > limit:
+                raise StateFileError(
+                    path, f"inflates past {limit >> 20} MiB (pushguard's limit for a state)"
+                )
+
+        _inflate(path, stream, count)
         stream.seek(0)
-        inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # gzip framing
-        pieces: list[bytes] = []
-        size = 0
-        while chunk := stream.read(1 << 20):
-            while chunk:
-                piece = inflate.decompress(chunk, limit + 1 - size)
-                size += len(piece)
-                pieces.append(piece)
-                if size > limit:
-                    raise StateFileError(
-                        path, f"inflates past {limit >> 20} MiB (pushguard's limit for a state)"
-                    )
-                chunk = inflate.unconsumed_tail
-        if not inflate.eof:
-            raise StateFileError(path, "cannot be read: the gzip stream is truncated")
-        return b"".join(pieces)
+        data = bytearray()
+        _inflate(path, stream, data.extend, budget=total)
+        return data
+
+
+def _open_regular(name: str, flags: int) -> int:
+    """``os.open`` that refuses anything but a regular file before opening it (opening a FIFO
+    for reading blocks until a writer comes)."""
+    if not stat.S_ISREG(os.stat(name).st_mode):
+        raise StateFileError(name, "is not a regular file (a FIFO, socket or device)")
+    return os.open(name, flags | getattr(os, "O_NONBLOCK", 0))
+
+
+def _inflate(
+    path: Path, stream: Any, sink: Callable[[bytes], None], budget: int | None = None
+) -> None:
+    """Inflate the gzip members of ``stream`` into ``sink``, at most :data:`_CHUNK` bytes at a
+    time (``budget``: the size the first pass counted; a file changed in between is refused)."""
+    inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # gzip framing
+    produced, pending = 0, b""
+    while True:
+        if inflate.eof:
+            pending = pending.lstrip(b"\0")  # zero padding after a member, as gzip allows
+            if len(pending) < 2:
+                more = stream.read(_CHUNK)
+                if not more and not pending:
+                    return
+                if more:
+                    pending += more
+                    continue
+            if not pending.startswith(_GZIP_MAGIC):
+                raise StateFileError(
+                    path, "cannot be read: it has data after the end of its gzip stream"
+                )
+            inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # the next member
+        if not pending:
+            pending = stream.read(_CHUNK)
+        piece = inflate.decompress(pending, _CHUNK)
+        if not pending and not piece:
+            break  # the file ended inside a member
+        pending = inflate.unused_data if inflate.eof else inflate.unconsumed_tail
+        produced += len(piece)
+        if budget is not None and produced > budget:
+            raise StateFileError(path, "changed while it was being read")
+        sink(piece)
+    raise StateFileError(path, "cannot be read: the gzip stream is truncated")
 
 
 def _no_constant(name: str) -> Any:
@@ -414,14 +480,17 @@ _URN_KEY = re.compile(r'"urn"\s*:\s*("(?:[^"\\]|\\.)*")')
 def _lines(text: str, urns: list[str]) -> list[int]:
     """The line of each resource's own ``"urn"`` key, in order (resources are written in
     order, each starting with its URN); 0 where it is not found."""
-    newlines = [i for i, char in enumerate(text) if char == "\n"]
     found: list[int] = []
     matches: Iterator[re.Match[str]] = _URN_KEY.finditer(text)
+    counted, lines = 0, 1  # newlines are counted in C (str.count), once over the text
     for urn in urns:
         line = 0
         for match in matches:
             if json.loads(match.group(1)) == urn:
-                line = bisect.bisect_left(newlines, match.start()) + 1
+                if match.start() < counted:
+                    counted, lines = 0, 1
+                lines += text.count("\n", counted, match.start())
+                counted, line = match.start(), lines
                 break
         found.append(line)
         if not line:  # not found: search the rest afresh for the next one
@@ -640,8 +709,12 @@ def _walk(folder: Path) -> tuple[list[Path], list[StateFileError], list[NotState
             entry = here / name
             if entry.is_file():
                 files.append(entry)
+            elif entry.is_symlink() and not entry.exists():
+                problems.append(StateFileError(entry, "is a link to nothing"))
             else:
-                problems.append(StateFileError(entry, "is a link to nothing (or not a file)"))
+                problems.append(
+                    StateFileError(entry, "is not a regular file (a FIFO, socket or device)")
+                )
     return sorted(files), problems, sorted(skipped, key=lambda e: e.path)
 
 

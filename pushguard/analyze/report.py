@@ -189,7 +189,10 @@ def render_text(run: AnalysisRun, console: Console) -> None:
 
 
 def error_message(run: AnalysisRun) -> str | None:
-    """The one paragraph on stderr for an exit 2: the run's error and the unreadable files."""
+    """What stderr says for an exit 2: the run's error, then each unreadable file on a line of
+    its own (a file's message may itself hold "; ")."""
     parts = [PLAIN.text(run.error)] if run.error else []
-    parts += [f"{e['path']}: {e['message']}" for e in _unreadable(run)]
-    return "; ".join(parts) or None
+    unreadable = [f"  {e['path']}: {e['message']}" for e in _unreadable(run)]
+    if unreadable:
+        parts.append(f"{len(unreadable)} file(s) could not be analysed:")
+    return "\n".join(parts + unreadable) or None

@@ -11,13 +11,17 @@ endpoint's path or query string in the first place.
 
 from __future__ import annotations
 
+import contextlib
+import unicodedata
 from collections.abc import Callable, Iterable
 from urllib.parse import urlsplit
 
 import ahocorasick
+import idna
 
 from pushguard.crossguard.scope import current_scope
 from pushguard.rules.accounts import service_account_project
+from pushguard.rules.endpoint import EndpointError, parse_endpoint
 
 _MIN_SECRET = 4  # a shorter whole value ("a", "on") would mangle messages, protecting nothing
 _MIN_PART = 6  # a URL's path, query or userinfo: shorter ones ("/v1", "api") are words
@@ -41,13 +45,12 @@ def _parts(secret: str) -> dict[str, bool]:
             parts.setdefault(part, True)
 
     if "://" in secret:
-        try:
-            url = urlsplit(secret)
-            add(url.hostname or "", short_ok=True)
-            for piece in (url.path, url.query, url.username or "", url.password or ""):
-                add(piece)
-        except ValueError:
-            pass
+        hosts, pieces = _url_parts(secret)
+        for host in hosts:
+            add(host, short_ok=True)
+        for piece in pieces:
+            add(piece)
+        parts.update(dict.fromkeys(_quoted(hosts) - parts.keys(), False))
     elif "@" in secret:
         domain = secret.rpartition("@")[2]
         add(domain, short_ok=True)
@@ -60,6 +63,65 @@ def _parts(secret: str) -> dict[str, bool]:
     if len(secret) >= _MIN_SECRET:
         parts[secret] = False
     return parts
+
+
+_PUBLIC_LABELS = frozenset({"com", "net", "org", "app", "dev", "io", "example"})
+"""Labels that say nothing about a host (quoted alone they name no secret)."""
+
+
+def _host_forms(secret: str, hostname: str) -> set[str]:
+    """Every form of a URL's host that a message may show: as written (``urlsplit``'s
+    ``hostname`` is lower-cased), without its trailing dot, NFKC-normalised (full-width letters
+    as ASCII), case-folded, IDNA-encoded with UTS #46 mapping (punycode A-labels, as the endpoint
+    classifier normalises hosts: https://www.unicode.org/reports/tr46/), decoded back to
+    U-labels, and the host :func:`pushguard.rules.endpoint.parse_endpoint` reads (the one
+    messages name)."""
+    forms = {hostname}
+    for form in list(forms):
+        forms.add(form.rstrip("."))
+    for form in list(forms):
+        forms.add(unicodedata.normalize("NFKC", form))
+    for form in list(forms):
+        forms.add(form.casefold())
+    for form in list(forms):
+        try:
+            encoded = idna.encode(form, uts46=True).decode("ascii")
+        except (idna.IDNAError, UnicodeError, ValueError):
+            continue
+        forms.add(encoded)
+        with contextlib.suppress(idna.IDNAError, UnicodeError, ValueError):
+            forms.add(idna.decode(encoded))
+    with contextlib.suppress(EndpointError):
+        forms.add(parse_endpoint(secret).host)
+    return {form for form in forms if form}
+
+
+def _url_parts(secret: str) -> tuple[set[str], list[str]]:
+    """``(host forms, other parts)`` of a URL: :func:`_host_forms`, and its path, query,
+    user name and password; nothing when it cannot be split."""
+    try:
+        url = urlsplit(secret)
+        return _host_forms(secret, url.hostname or ""), [
+            url.path,
+            url.query,
+            url.username or "",
+            url.password or "",
+        ]
+    except ValueError:
+        return set(), []
+
+
+def _quoted(hosts: Iterable[str]) -> set[str]:
+    """Each of ``hosts`` and each of their labels between quotes, as messages that quote a
+    parsed part show them (an IDNA error names the label that fails as Python's ``repr``): a
+    label is hidden there only, never as a plain word (``example`` in "for example")."""
+    quoted: set[str] = set()
+    for host in hosts:
+        labels = (label for label in host.split(".") if label not in _PUBLIC_LABELS)
+        for part in (host, *labels):
+            if part:
+                quoted.update((repr(part), f"'{part}'", f'"{part}"'))
+    return quoted
 
 
 def _fold(text: str) -> str:
