@@ -300,10 +300,11 @@ def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
 def redact_result(result: StackResult) -> StackResult:
     """A copy of ``result`` fit for any report: every value and text a report shows passed
     through one :meth:`Redactor.for_result` (resource inputs and outputs, stack outputs,
-    violation messages and remediations, what was not checked, notes, logs, the program's
-    output), and every URN and resource name the same way (a resource named after a URL with
-    a password is shown without it; the same URN always redacts to the same text, so the copy's
-    references still match). Source positions are kept. The reports render only this copy."""
+    violation messages, remediations and exception reasons, what was not checked, notes, logs,
+    the program's output), and every URN and resource name the same way (a resource named after
+    a URL with a password is shown without it; the same URN always redacts to the same text, so
+    the copy's references still match). Source positions are kept. The reports render only
+    this copy."""
     r = Redactor.for_result(result)
     output = result.program_output
     return dataclasses.replace(
@@ -311,7 +312,15 @@ def redact_result(result: StackResult) -> StackResult:
         resources=[_record(r, record) for record in result.resources],
         violations=[
             dataclasses.replace(
-                v, urn=r.text(v.urn), message=r.text(v.message), remediation=r.text(v.remediation)
+                v,
+                urn=r.text(v.urn),
+                message=r.text(v.message),
+                remediation=r.text(v.remediation),
+                excepted=(
+                    dataclasses.replace(v.excepted, reason=r.text(v.excepted.reason))
+                    if v.excepted is not None
+                    else None
+                ),
             )
             for v in result.violations
         ],
