@@ -40,6 +40,7 @@ from pushguard.audit.publish import (
     staging_path,
 )
 from pushguard.audit.read import InputError
+from pushguard.audit.report import render
 from pushguard.audit.summary import AuditSummary
 from pushguard.policy.config_file import PolicyConfigError, load_rule_config
 
@@ -195,9 +196,10 @@ def _run_on_spark(
         if baseline is not None:
             progress.phase("comparing with the baseline")
             folder = OutputFolder(spark, staging)
-            summary = compare(spark, folder, staging, baseline, result.summary)
+            summary, listed = compare(spark, folder, staging, baseline, result.summary)
             folder.write_text("summary.json", summary.to_json())
-            result = AuditResult(summary)
+            folder.write_text("report.html", render(summary, result.offenders or {}, listed))
+            result = AuditResult(summary, result.offenders)
         progress.phase("publishing")
         publish(spark, staging, options.out, run_id, run_time)
     except BaseException:
