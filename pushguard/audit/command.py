@@ -330,8 +330,9 @@ def progress_phase(progress: ConsoleProgress) -> str:
 
 
 def summary_line(summary: AuditSummary, out: str) -> str:
-    """The line printed on stdout after a run: lines, subscriptions, violations by level and
-    where the outputs are."""
+    """The line printed on stdout after a run: lines, subscriptions, violations by level, what
+    changed against the baseline (or that it is not computed without one) and where the outputs
+    are."""
     lines = summary.lines
     subscriptions = summary.subscriptions
     changes = summary.baseline
@@ -339,7 +340,7 @@ def summary_line(summary: AuditSummary, out: str) -> str:
         f"; against the baseline {changes.new:,} new, {changes.existing:,} existing, "
         f"{changes.resolved:,} resolved"
         if changes is not None
-        else ""
+        else "; no baseline given, so new and resolved findings are not computed (--baseline)"
     )
     return (
         f"pushguard audit: {lines.read:,} lines read, {lines.parsed:,} parsed, "

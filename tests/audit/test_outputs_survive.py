@@ -25,6 +25,7 @@ from pyspark.sql import SparkSession
 
 from pushguard.audit import command, job
 from pushguard.audit.publish import MARKER
+from pushguard.audit.summary import AuditSummary
 from pushguard.policy.exceptions import utc_today
 from pushguard.rules import RULES
 from pushguard.rules.identity import cause, finding_id
@@ -181,6 +182,13 @@ def test_usage_errors_exit_2_before_spark_starts(tmp_path: Path) -> None:
         assert "java" not in stderr.lower(), stderr
     assert (others / "notes.txt").read_text() == "keep me"
     assert not (tmp_path / "o1").exists() and not (tmp_path / "o2").exists()
+
+
+def test_the_summary_line_says_when_change_is_not_computed(previous: Path) -> None:
+    summary = AuditSummary.model_validate_json((previous / "summary.json").read_text())
+    line = command.summary_line(summary, str(previous))
+    assert "no baseline given, so new and resolved findings are not computed" in line
+    assert "against the baseline" not in line
 
 
 def test_rows_carry_the_finding_id_of_asset_rule_and_cause(previous: Path) -> None:
