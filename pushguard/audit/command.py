@@ -208,8 +208,13 @@ def _run_on_spark(
     return result
 
 
-class Stopped(Exception):  # noqa: N818 - a stop, not an error
-    """The run was stopped by a signal (``name``: ``SIGTERM``, ``SIGHUP``)."""
+class Stopped(BaseException):
+    """The run was stopped by a signal (``name``: ``SIGTERM``, ``SIGHUP``).
+
+    A ``BaseException``, like ``KeyboardInterrupt``: the handler raises it wherever the main
+    thread is, often inside a py4j call, and py4j takes any ``Exception`` raised while it waits
+    for the JVM's answer for a network error and sends the command again (``send_command`` in
+    ``py4j/java_gateway.py``), which lost the signal and let the run publish."""
 
     def __init__(self, name: str) -> None:
         super().__init__(f"stopped by {name}")

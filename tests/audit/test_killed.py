@@ -133,9 +133,9 @@ def test_a_killed_audit_leaves_the_previous_outputs_byte_identical(
     assert f"the previous outputs in {previous} are as they were" in errors[0]
     if how != "SIGKILL of the JVM":
         assert f"stopped by {how} while " in errors[0]
-        assert sorted(p.name for p in previous.parent.iterdir()) == ["in", "out"], (
-            "no staging folder left beside --out"
-        )
+    assert sorted(p.name for p in previous.parent.iterdir()) == ["in", "out"], (
+        "no staging folder left beside --out"
+    )
     for trace in ("Traceback", "py4j", "at org.apache", "Exception in thread", "ERROR"):
         assert trace not in stderr, stderr
     assert stdout == ""
