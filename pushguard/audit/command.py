@@ -212,9 +212,10 @@ class Stopped(BaseException):
     """The run was stopped by a signal (``name``: ``SIGTERM``, ``SIGHUP``).
 
     A ``BaseException``, like ``KeyboardInterrupt``: the handler raises it wherever the main
-    thread is, often inside a py4j call, and py4j takes any ``Exception`` raised while it waits
-    for the JVM's answer for a network error and sends the command again (``send_command`` in
-    ``py4j/java_gateway.py``), which lost the signal and let the run publish."""
+    thread is, often inside a py4j call, and py4j turns any ``Exception`` raised while it waits
+    for the JVM's answer into a ``Py4JNetworkError`` (``ClientServerConnection.send_command`` in
+    ``py4j/clientserver.py``). As an ``Exception`` the stop was lost that way: a run sent SIGTERM
+    while writing its findings went on and published (exit 1; ``tests/audit/test_killed.py``)."""
 
     def __init__(self, name: str) -> None:
         super().__init__(f"stopped by {name}")
