@@ -186,6 +186,11 @@ def render_text(run: AnalysisRun, console: Console) -> None:
             f"Against the baseline: {totals['new']} new, {totals['existing']} existing, "
             f"{totals['resolved']} resolved."
         )
+    else:
+        console.print(
+            "No baseline given: new and resolved findings are not computed "
+            "(--baseline PREVIOUS.json, an earlier 'pushguard analyze -f json' report)."
+        )
 
 
 def error_message(run: AnalysisRun) -> str | None:

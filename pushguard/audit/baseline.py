@@ -14,9 +14,12 @@ The baseline is the ``--out`` folder of an earlier audit that completed (it hold
 
 from __future__ import annotations
 
+from typing import Any
+
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from pushguard.audit.listing import report_rows
 from pushguard.audit.outputs import OutputFolder
 from pushguard.audit.publish import MARKER, OutputUsageError, local_path
 from pushguard.audit.schemas import FINDINGS_COLUMNS
@@ -54,9 +57,10 @@ def _rows(frame: DataFrame) -> DataFrame:
 
 def compare(
     spark: SparkSession, out: OutputFolder, staging: str, baseline: str, summary: AuditSummary
-) -> AuditSummary:
+) -> tuple[AuditSummary, list[dict[str, Any]]]:
     """Mark this run's rows in ``staging`` against ``baseline``, write ``resolved.jsonl`` and
-    return ``summary`` with its ``baseline`` counts (the caller writes it).
+    return ``summary`` with its ``baseline`` counts (the caller writes it) and the findings the
+    report lists, new first (:func:`pushguard.audit.listing.report_rows`).
 
     Raises:
         BaselineError: the baseline's rows have no ``finding_id`` (an audit older than finding
@@ -98,4 +102,4 @@ def compare(
         existing=int(changes.get("existing", 0)),
         resolved=resolved.count(),
     )
-    return summary.model_copy(update={"baseline": counts})
+    return summary.model_copy(update={"baseline": counts}), report_rows(marked)

@@ -7,6 +7,7 @@ Used by ``pushguard audit`` and by ``spark-submit`` (``python -m pushguard.audit
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import signal
@@ -39,6 +40,7 @@ from pushguard.audit.publish import (
     staging_path,
 )
 from pushguard.audit.read import InputError
+from pushguard.audit.report import render
 from pushguard.audit.summary import AuditSummary
 from pushguard.policy.config_file import PolicyConfigError, load_rule_config
 
@@ -100,8 +102,8 @@ def run(
     progress = ConsoleProgress(stderr)  # phases on stderr: live on a terminal, else lines
     kept = f"the previous outputs in {out} are as they were; nothing was published"
     try:
-        with _stopped_by_signals():
-            result = _run_on_spark(master, options, progress, baseline)
+        with _stopped_by_signals(), _py4j_quiet(not debug):
+            result = _run_on_spark(master, options, progress, baseline, debug=debug)
     except (KeyboardInterrupt, Stopped) as stop:
         progress.close()
         if debug:
@@ -171,6 +173,8 @@ def _run_on_spark(
     options: AuditOptions,
     progress: ConsoleProgress,
     baseline: str | None = None,
+    *,
+    debug: bool = False,
 ) -> AuditResult:
     """Start (or join) the session, check the executors, run the audit into a staging folder
     and publish it as ``options.out`` (:mod:`pushguard.audit.publish`); a run that fails or is
@@ -178,6 +182,9 @@ def _run_on_spark(
     progress.phase("starting Spark")
     spark = session(master)
     _STOPPING["spark"] = spark
+    _reclaim_sigint()  # a new SparkContext installs its own SIGINT handler
+    if not debug:
+        _quiet_accumulator_server(spark)
     progress.attach(spark.sparkContext)
     check_executors(spark)
     run_time = datetime.now(UTC)
@@ -189,9 +196,10 @@ def _run_on_spark(
         if baseline is not None:
             progress.phase("comparing with the baseline")
             folder = OutputFolder(spark, staging)
-            summary = compare(spark, folder, staging, baseline, result.summary)
+            summary, listed = compare(spark, folder, staging, baseline, result.summary)
             folder.write_text("summary.json", summary.to_json())
-            result = AuditResult(summary)
+            folder.write_text("report.html", render(summary, result.offenders or {}, listed))
+            result = AuditResult(summary, result.offenders)
         progress.phase("publishing")
         publish(spark, staging, options.out, run_id, run_time)
     except BaseException:
@@ -200,8 +208,14 @@ def _run_on_spark(
     return result
 
 
-class Stopped(Exception):  # noqa: N818 - a stop, not an error
-    """The run was stopped by a signal (``name``: ``SIGTERM``, ``SIGHUP``)."""
+class Stopped(BaseException):
+    """The run was stopped by a signal (``name``: ``SIGTERM``, ``SIGHUP``).
+
+    A ``BaseException``, like ``KeyboardInterrupt``: the handler raises it wherever the main
+    thread is, often inside a py4j call, and py4j turns any ``Exception`` raised while it waits
+    for the JVM's answer into a ``Py4JNetworkError`` (``ClientServerConnection.send_command`` in
+    ``py4j/clientserver.py``). As an ``Exception`` the stop was lost that way: a run sent SIGTERM
+    while writing its findings went on and published (exit 1; ``tests/audit/test_killed.py``)."""
 
     def __init__(self, name: str) -> None:
         super().__init__(f"stopped by {name}")
@@ -210,6 +224,19 @@ class Stopped(Exception):  # noqa: N818 - a stop, not an error
 
 _STOPPING: dict[str, SparkSession] = {}
 """The session to quiet and cancel when a signal stops the run."""
+
+_HANDLER: dict[str, object] = {}
+"""The audit's own signal handler while a run is under :func:`_stopped_by_signals`."""
+
+
+def _reclaim_sigint() -> None:
+    """Put the audit's SIGINT handler back after a new ``SparkContext`` replaced it with its own
+    (PySpark's ``signal_handler`` in ``pyspark/core/context.py`` cancels the jobs and raises
+    ``KeyboardInterrupt`` without quieting the JVM's log, and ignores nothing while the run
+    unwinds)."""
+    handler = _HANDLER.get("handler")
+    if handler is not None and _main_thread():
+        signal.signal(signal.SIGINT, handler)  # type: ignore[arg-type]
 
 
 def _quiet_and_cancel() -> None:
@@ -250,11 +277,51 @@ def _stopped_by_signals() -> Iterator[None]:
     try:
         for number in numbers:
             signal.signal(number, handler)
+        _HANDLER["handler"] = handler
         yield
     finally:
         for number, old in previous.items():
             signal.signal(number, old)
         _STOPPING.clear()
+        _HANDLER.clear()
+
+
+def _quiet_accumulator_server(spark: SparkSession) -> None:
+    """PySpark's accumulator server (a ``socketserver`` thread in the driver that the JVM sends
+    accumulator updates to) prints a Python traceback on stderr when a request fails, as when the
+    JVM dies mid-update (``socketserver.BaseServer.handle_error``); the run's one paragraph says
+    what happened instead (``--debug`` keeps the traceback)."""
+    server = getattr(spark.sparkContext, "_accumulatorServer", None)
+    if server is not None:
+        server.handle_error = lambda *_: None
+
+
+class _FromPy4J(logging.Filter):
+    """Drops the records py4j logs (with their tracebacks) when the JVM goes away."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.name.startswith("py4j") or f"{os.sep}py4j{os.sep}" in record.pathname)
+
+
+@contextmanager
+def _py4j_quiet(quiet: bool) -> Iterator[None]:
+    """While the block runs (and ``quiet``), py4j's log records are dropped: py4j logs
+    ``Exception while sending command.`` with a Python traceback through the root logger
+    (``logging.exception`` in ``py4j/java_gateway.py``) when a signal interrupts a call or the
+    JVM dies; the run's one paragraph says what happened instead."""
+    if not quiet:
+        yield
+        return
+    dropped = _FromPy4J()
+    root, py4j = logging.getLogger(), logging.getLogger("py4j")
+    level = py4j.level
+    root.addFilter(dropped)
+    py4j.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        root.removeFilter(dropped)
+        py4j.setLevel(level)
 
 
 def _main_thread() -> bool:
@@ -269,8 +336,9 @@ def progress_phase(progress: ConsoleProgress) -> str:
 
 
 def summary_line(summary: AuditSummary, out: str) -> str:
-    """The line printed on stdout after a run: lines, subscriptions, violations by level and
-    where the outputs are."""
+    """The line printed on stdout after a run: lines, subscriptions, violations by level, what
+    changed against the baseline (or that it is not computed without one) and where the outputs
+    are."""
     lines = summary.lines
     subscriptions = summary.subscriptions
     changes = summary.baseline
@@ -278,7 +346,7 @@ def summary_line(summary: AuditSummary, out: str) -> str:
         f"; against the baseline {changes.new:,} new, {changes.existing:,} existing, "
         f"{changes.resolved:,} resolved"
         if changes is not None
-        else ""
+        else "; no baseline given, so new and resolved findings are not computed (--baseline)"
     )
     return (
         f"pushguard audit: {lines.read:,} lines read, {lines.parsed:,} parsed, "

@@ -24,6 +24,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pushguard.audit.aggregates import collect_aggregates
 from pushguard.audit.evaluate import arrow_evaluator, plan
 from pushguard.audit.join import AssetCopies, asset_copies, subscription_facts
+from pushguard.audit.listing import report_rows
 from pushguard.audit.options import FAIL_ON, AuditOptions, AuditResult
 from pushguard.audit.outputs import OutputFolder
 from pushguard.audit.parse import parse_lines
@@ -181,11 +182,12 @@ def _summarise(
     progress.phase("summarising")
     aggregates = collect_aggregates(facts, findings, copies.superseded())
     summary = summarise(scan=scan, aggregates=aggregates, inputs=inputs, options=options)
-    out.write_text("report.html", render(summary, offenders(aggregates)))
+    tables = offenders(aggregates)
+    out.write_text("report.html", render(summary, tables, report_rows(findings)))
     clock.done("summary and report")
     summary = summary.model_copy(update={"timings_s": dict(clock.timings)})
     out.write_text("summary.json", summary.to_json())
-    return AuditResult(summary)
+    return AuditResult(summary, tables)
 
 
 _ADAPTIVE = {

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from pushguard.audit.parse import DEFAULT_MAX_LINE_BYTES
 from pushguard.audit.summary import AuditSummary
@@ -55,6 +56,9 @@ class AuditResult:
     """The summary (as written to ``summary.json``) and the exit code for ``fail_on``."""
 
     summary: AuditSummary
+    offenders: dict[str, list[dict[str, Any]]] | None = None
+    """The report's tables (:func:`pushguard.audit.summarise.offenders`), to render the report
+    again after a baseline comparison."""
 
     def exit_code(self, fail_on: str = "mandatory") -> int:
         """1 when a violation is at or above ``fail_on`` (one of :data:`FAIL_ON`), else 0.

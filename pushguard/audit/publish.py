@@ -15,8 +15,9 @@ staging folder, published at the end.
   two renames it is briefly absent). On object stores (``gs://``) a "rename" is a copy and a
   delete: there, readers must trust only a folder whose :data:`MARKER` exists.
 - **A failed or interrupted run** deletes its staging folder (:func:`discard`) and leaves
-  ``--out`` as it was. A run killed outright (SIGKILL) may leave its staging folder; it is never
-  read and can be deleted.
+  ``--out`` as it was, also when its JVM was killed (a local staging folder is then deleted from
+  Python). A run killed outright (SIGKILL of the command) may leave its staging folder; it is
+  never read and can be deleted.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -145,9 +147,13 @@ def publish(spark: Any, staging: str, out: str, run_id: str, run_time: datetime)
 
 
 def discard(spark: Any, staging: str) -> None:
-    """Delete a failed run's staging folder (best effort: the JVM may be gone)."""
+    """Delete a failed run's staging folder (best effort). Through Hadoop's file system while
+    the JVM is there; a local staging folder is deleted from Python when it is not (the JVM was
+    killed), so that too leaves nothing behind."""
     try:
         fs, staged = _fs(spark, staging)
         fs.delete(staged, True)
-    except Exception:  # nothing more can be done; the folder is never read
-        pass
+    except Exception:  # the JVM may be gone; a folder left is never read
+        path = local_path(staging)
+        if path is not None:
+            shutil.rmtree(path, ignore_errors=True)

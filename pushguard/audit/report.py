@@ -11,6 +11,7 @@ from typing import Any
 
 from pushguard.audit.summary import AuditSummary
 from pushguard.rules import RULES_BY_ID
+from pushguard.rules.redaction import redact_urls
 
 _STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:70rem;color:#1b1f24}
@@ -50,21 +51,84 @@ def _title(rule_id: str) -> str:
     return rule.title if rule else ""
 
 
-def render(summary: AuditSummary, offenders: dict[str, list[dict[str, Any]]]) -> str:
-    """The report's HTML."""
+def _text(value: str | None) -> str:
+    """Text from the export or the policy config, for the page: URLs redacted
+    (:func:`pushguard.rules.redaction.redact_urls`), then HTML-escaped."""
+    return escape(redact_urls(value or ""))
+
+
+def _exception(row: dict[str, Any]) -> str:
+    state = row.get("exception_state")
+    if not state:
+        return ""
+    when = "until" if state == "active" else "expired"
+    expires = escape(row.get("exception_expires") or "")
+    return f"excepted {when} {expires}: {_text(row.get('exception_reason'))}"
+
+
+def _findings(summary: AuditSummary, rows: list[dict[str, Any]] | None) -> str:
+    """The findings table: with a baseline, the change of each (new first) and the resolved
+    count."""
+    if rows is None:
+        return ""
+    found = summary.findings
+    total = sum(found.violations_by_level.values()) + found.excepted
+    changes = summary.baseline
+    head = "<h2>Findings</h2>"
+    if changes is not None:
+        head += (
+            f"<p>Against the baseline <code>{escape(changes.path)}</code>: {changes.new:,} new, "
+            f"{changes.existing:,} existing, {changes.resolved:,} resolved (listed in "
+            "<code>resolved.jsonl</code>). New findings first.</p>"
+        )
+    else:
+        head += "<p>No baseline was given: what changed since a previous audit is not known.</p>"
+    if len(rows) < total:
+        head += (
+            f"<p>The first {len(rows):,} of {total:,}; every finding is in "
+            "<code>findings.jsonl</code>.</p>"
+        )
+    change_head = "<th>change</th>" if changes is not None else ""
+    body = []
+    for row in rows:
+        change = row.get("change") if changes is not None else None
+        css = f"finding {escape(change)}" if change else "finding"
+        cell = f"<td>{escape(change)}</td>" if change else ""
+        level = escape(row.get("level") or "")
+        body.append(
+            f'<tr class="{css}">{cell}<td><code>{_text(row.get("asset_name"))}</code></td>'
+            f"<td><code>{escape(row.get('rule_id') or '')}</code></td>"
+            f"<td class={level}>{level}</td><td>{escape(row.get('status') or '')}</td>"
+            f"<td>{_text(row.get('message'))}<br>{_exception(row)}</td></tr>"
+        )
+    return (
+        f"{head}<table><tr>{change_head}<th>subscription</th><th>rule</th><th>level</th>"
+        f"<th>status</th><th>message</th></tr>{''.join(body)}</table>"
+    )
+
+
+def render(
+    summary: AuditSummary,
+    offenders: dict[str, list[dict[str, Any]]],
+    findings: list[dict[str, Any]] | None = None,
+) -> str:
+    """The report's HTML. ``findings`` are the listed findings
+    (:func:`pushguard.audit.listing.report_rows`, with ``change`` against a baseline), shown in
+    their order after the summary cards; ``None`` leaves the table out."""
     lines = summary.lines
     found = summary.findings
     levels = {rule: level.value for rule, level in summary.settings.levels.items()}
     by_rule = sorted(found.violations_by_rule.items(), key=lambda item: (-item[1], item[0]))
     rule_rows = [(rule, count, levels.get(rule, "")) for rule, count in by_rule]
     project_rows = [
-        (r["key"] or "(unknown project)", r["violations"], "") for r in offenders["by_project"]
+        (r["key"] or "(unknown project)", r["violations"], "")
+        for r in offenders.get("by_project", [])
     ]
-    folder_rows = [(r["key"], r["violations"], "") for r in offenders["by_folder"]]
+    folder_rows = [(r["key"], r["violations"], "") for r in offenders.get("by_folder", [])]
     worst = "".join(
         f"<tr><td><code>{escape(r['asset_name'])}</code></td><td class=num>{r['mandatory']}</td>"
         f"<td class=num>{r['violations']}</td><td>{escape(', '.join(r['rules']))}</td></tr>"
-        for r in offenders["worst"]
+        for r in offenders.get("worst", [])
     )
     rules = "".join(
         f"<tr><td><code>{escape(rule)}</code></td><td class={escape(levels.get(rule, ''))}>"
@@ -92,6 +156,7 @@ def render(summary: AuditSummary, offenders: dict[str, list[dict[str, Any]]]) ->
 <style>{_STYLE}</style></head><body>
 <h1>pushguard audit: Pub/Sub push subscriptions</h1>
 <div class="cards">{card_html}</div>
+{_findings(summary, findings)}
 <h2>Violations by rule</h2>{_bars(rule_rows)}
 <table><tr><th>rule</th><th>level</th><th>what it checks</th>
 <th class=num>violations</th></tr>{rules}</table>

@@ -118,6 +118,11 @@ def test_baseline_new_existing_and_resolved(legacy_state, tmp_path: Path) -> Non
     # the text report says so too
     code, out, _ = analyze(state, "--policy-config", CONFIG, "--baseline", tmp_path / "before.json")
     assert "Against the baseline: 1 new" in out and "1 resolved" in out
+    assert "No baseline" not in out
+    # and, without --baseline, that what changed is not known (rather than nothing new)
+    code, out, _ = analyze(state, "--policy-config", CONFIG)
+    assert "Against the baseline" not in out
+    assert "No baseline given: new and resolved findings are not computed (--baseline" in out
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -24,6 +25,7 @@ from pyspark.sql import SparkSession
 
 from pushguard.audit import command, job
 from pushguard.audit.publish import MARKER
+from pushguard.audit.summary import AuditSummary
 from pushguard.policy.exceptions import utc_today
 from pushguard.rules import RULES
 from pushguard.rules.identity import cause, finding_id
@@ -182,6 +184,13 @@ def test_usage_errors_exit_2_before_spark_starts(tmp_path: Path) -> None:
     assert not (tmp_path / "o1").exists() and not (tmp_path / "o2").exists()
 
 
+def test_the_summary_line_says_when_change_is_not_computed(previous: Path) -> None:
+    summary = AuditSummary.model_validate_json((previous / "summary.json").read_text())
+    line = command.summary_line(summary, str(previous))
+    assert "no baseline given, so new and resolved findings are not computed" in line
+    assert "against the baseline" not in line
+
+
 def test_rows_carry_the_finding_id_of_asset_rule_and_cause(previous: Path) -> None:
     rows = [json.loads(line) for line in (previous / "findings.jsonl").read_text().splitlines()]
     assert rows
@@ -209,7 +218,11 @@ def test_exceptions_in_the_audit(spark: SparkSession, previous: Path, tmp_path: 
     }
     config["push-endpoint-https"] = {
         "exceptions": [
-            {"resource": path, "reason": "partner moves", "expires": str(today + timedelta(days=9))}
+            {
+                "resource": path,
+                "reason": "partner moves off https://bob:hunter2@old.example.com/h?token=s3cr3t",
+                "expires": str(today + timedelta(days=9)),
+            }
         ]
     }
     (tmp_path / "config.json").write_text(json.dumps(config))
@@ -220,7 +233,11 @@ def test_exceptions_in_the_audit(spark: SparkSession, previous: Path, tmp_path: 
     rows = [json.loads(line) for line in (out / "findings.jsonl").read_text().splitlines()]
     [https] = [r for r in rows if r["rule_id"] == "push-endpoint-https"]
     assert https["status"] == "excepted"
-    assert (https["exception_state"], https["exception_reason"]) == ("active", "partner moves")
+    assert https["exception_state"] == "active"
+    assert https["exception_reason"].startswith("partner moves")
+    report = (out / "report.html").read_text()
+    assert "partner moves off https://[redacted]@old.example.com/h?[redacted]" in report
+    assert "hunter2" not in report and "s3cr3t" not in report
     others = [r for r in rows if r["status"] == "violation"]
     assert all(r["exception_state"] == "expired" for r in others)
     summary = json.loads((out / "summary.json").read_text())["findings"]
@@ -261,6 +278,18 @@ def test_baseline_marks_new_and_existing_and_lists_resolved(
         "resolved": len(gone),
     }
     assert "against the baseline" in stdout.getvalue()
+    # report.html lists the findings new first, each with its change
+    report = (out / "report.html").read_text()
+    listed = re.findall(
+        r'<tr class="finding (new|existing)"><td>\1</td>.*?<code>([^<]*)</code>', report
+    )
+    assert [change for change, _ in listed] == sorted(
+        (r["change"] for r in counted), key=lambda change: change != "new"
+    )
+    assert {asset for change, asset in listed if change == "new"} >= {
+        r["asset_name"] for r in counted if "/subscriptions/fresh" in r["asset_name"]
+    }
+    assert f"{len(gone)} resolved" in report
 
 
 def test_a_baseline_that_is_not_a_completed_audit_is_a_usage_error(tmp_path: Path) -> None:
