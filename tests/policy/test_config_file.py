@@ -140,8 +140,10 @@ def test_preview_and_audit_both_exit_2_on_settings_under_all(
         def flush(self) -> None:
             pass
 
+    export = tmp_path / "export"  # --out may not be inside an export (issue 22)
+    export.mkdir()
     code = run_audit_command(
-        [str(tmp_path)],
+        [str(export)],
         str(tmp_path / "out"),
         policy_config=path,
         stderr=Sink(),  # type: ignore[arg-type]
