@@ -36,7 +36,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pushguard.audit.bigquery_json import asset_json, latest_snapshot
@@ -145,7 +145,9 @@ def per_asset_type_table(prefix: str, asset_type: str) -> str:
     return prefix + _NOT_ALPHANUMERIC.sub("_", asset_type)
 
 
-def export_lines(frame: DataFrame, source: str) -> DataFrame:
+def export_lines(
+    frame: DataFrame, source: str, asset_types: Iterable[str] | None = None
+) -> DataFrame:
     """An export table (as the spark-bigquery-connector reads it) as the audit's lines.
 
     Args:
@@ -154,6 +156,8 @@ def export_lines(frame: DataFrame, source: str) -> DataFrame:
             their newest snapshot
             (:func:`~pushguard.audit.bigquery_json.latest_snapshot`).
         source: what the lines' ``source`` says (``bigquery:PROJECT.DATASET.TABLE``).
+        asset_types: when given, only the rows of these types are read, and the rows without
+            a type (quarantined) and with a service perimeter (:func:`needed_rows`).
 
     Returns:
         A DataFrame in :data:`pushguard.audit.read.LINE_SCHEMA`: ``source``, ``block`` (the
@@ -170,12 +174,35 @@ def export_lines(frame: DataFrame, source: str) -> DataFrame:
             f"{', '.join(frame.columns[:12])})"
         )
     frame = latest_snapshot(frame)
+    if asset_types is not None:
+        frame = frame.filter(needed_rows(frame, asset_types))
     return frame.select(
         F.lit(source).alias("source"),
         F.spark_partition_id().cast("long").alias("block"),
         F.monotonically_increasing_id().alias("position"),
         asset_json(frame).alias("value"),
     )
+
+
+def needed_rows(frame: DataFrame, asset_types: Iterable[str]) -> Column:
+    """The rows the audit needs of an export table: its asset type (``asset_type``, or
+    ``assetType`` in a per-asset-type table) is one of ``asset_types``, or missing (the row is
+    quarantined: nothing is dropped unseen), or the row holds a ``service_perimeter`` (an
+    access-policy table).
+
+    The spark-bigquery-connector pushes this filter into the BigQuery Storage Read API's row
+    restriction (``IN``, ``IS NULL`` and ``IS NOT NULL`` are among the filters it pushes down:
+    https://github.com/GoogleCloudDataproc/spark-bigquery-connector#filtering), so the rows of
+    the other types, most of an organisation's inventory, never leave BigQuery. It follows that
+    the summary's ``lines`` counts for a BigQuery input are those of the rows read: the needed
+    types only."""
+    kind = next((c for c in ("asset_type", "assetType") if c in frame.columns), None)
+    if kind is None:  # no type column: every row is quarantined as typeless
+        return F.lit(True)
+    needed = F.col(kind).isNull() | F.col(kind).isin(*sorted(asset_types))
+    if "service_perimeter" in frame.columns:
+        needed = needed | F.col("service_perimeter").isNotNull()
+    return needed
 
 
 Loader = Callable[[SparkSession, str], "DataFrame | None"]
@@ -230,7 +257,7 @@ def read_input(
             if not source.per_asset_type:
                 raise BigQueryInputError(f"{source.spec}: the table does not exist")
             continue
-        found.append((f"{PREFIX}{table}", export_lines(frame, f"{PREFIX}{table}")))
+        found.append((f"{PREFIX}{table}", export_lines(frame, f"{PREFIX}{table}", asset_types)))
     if not found:
         raise BigQueryInputError(
             f"{source.spec}: no table {source.project}.{source.dataset}.{source.table}<asset "

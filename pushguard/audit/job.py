@@ -1,15 +1,16 @@
 """``run_audit``: the whole audit, from export paths to the output folder.
 
 One pass over the input (:class:`~pushguard.audit.scan.Scan`): every line is parsed once
-(:func:`~pushguard.audit.parse.parse_lines`) and persisted narrow
+(:func:`~pushguard.audit.parse.parse_lines`) and kept narrow
 (:func:`~pushguard.audit.scan.stored_lines`); the same job counts lines per split, asset type and
 quarantine reason. The few lines whose string fields look like other JSON types are checked
 exactly afterwards, on their own (:func:`~pushguard.audit.scan.type_changes`). The joins read the
-persisted assets (no hierarchy collect when the export carries ``ancestors``); the rules run once
-on the executors (``mapInArrow``), their findings persisted before they are sorted and written;
+kept assets (no hierarchy collect when the export carries ``ancestors``); the rules run once on
+the executors (``mapInArrow``), their findings kept before they are sorted and written;
 the summary and the report come from one collect of small aggregates
 (:mod:`pushguard.audit.aggregates`). Shuffle partitions are sized by adaptive query execution on
-every master. What comes back to the driver does not grow with the lines: counts per split, type
+every master. Every frame read more than once is kept as a checkpoint (:class:`_Persisted`), so
+later plans start from its partitions, not from its lineage. What comes back to the driver does not grow with the lines: counts per split, type
 and reason, and fixed-size aggregates.
 """
 
@@ -42,22 +43,48 @@ LOG = logging.getLogger("pushguard.audit")
 
 
 class _Persisted:
-    """The frames a run persists, unpersisted in reverse order when it ends."""
+    """The frames a run keeps, each a checkpoint that cuts its lineage, released in reverse
+    order when the run ends.
 
-    def __init__(self) -> None:
+    A kept frame is read again by later queries. Persisting it (``persist``) would keep its whole
+    logical plan under every later query: the parse's large expressions and the joins were
+    analysed, optimised and matched against the cache again for each of them (about 10 s of
+    driver time per run, whatever the export's size). A checkpoint
+    (https://spark.apache.org/docs/latest/api/python/reference/pyspark.sql/api/pyspark.sql.DataFrame.localCheckpoint.html)
+    replaces the plan with its computed partitions, so later plans start from a leaf.
+
+    Where the partitions are kept: in the executors' block managers (memory, then disk: a local
+    checkpoint), unless the application set a checkpoint folder (``spark.checkpoint.dir``, or
+    ``SparkContext.setCheckpointDir``): then in that folder (a reliable checkpoint), which
+    survives the loss of an executor (preemptible workers) at the cost of writing it. A local
+    checkpoint whose executor is lost fails the run (exit 2); it is never recomputed wrongly.
+    """
+
+    def __init__(self, spark: SparkSession) -> None:
+        self._context = spark.sparkContext._jsc.sc()
+        self._reliable = self._context.getCheckpointDir().isDefined()
         self._frames: list[DataFrame] = []
 
     def keep(self, frame: DataFrame) -> DataFrame:
-        """Persist ``frame`` (memory, then disk; lazy: filled by the first job that reads it)
-        and remember it."""
-        frame = frame.persist(StorageLevel.MEMORY_AND_DISK)
-        self._frames.append(frame)
-        return frame
+        """``frame`` as a checkpoint (lazy: filled by the first job that reads it; with adaptive
+        query execution, its shuffles and broadcasts run now), remembered for :meth:`release`."""
+        if self._reliable:
+            kept = frame.checkpoint(eager=False)
+        else:
+            kept = frame.localCheckpoint(eager=False, storageLevel=StorageLevel.MEMORY_AND_DISK)
+        self._frames.append(kept)
+        return kept
 
     def release(self) -> None:
-        """Unpersist every kept frame, the last kept first."""
+        """Drop the blocks of every kept frame, the last kept first (a reliable checkpoint's
+        files are Spark's to clean: ``spark.cleaner.referenceTracking.cleanCheckpoints``).
+
+        Through ``SparkContext.unpersistRDD``, as Spark's own cleaner does: ``RDD.unpersist``
+        would log a warning per local checkpoint that its lineage cannot be recomputed, which
+        is the point of it."""
+        context = self._context
         for frame in reversed(self._frames):
-            frame.unpersist()
+            context.unpersistRDD(frame._jdf.queryExecution().logical().rdd().id(), False)
 
 
 class _Phases:
@@ -92,7 +119,7 @@ def run_audit(
     progress.phase("reading")
     inputs = discover(spark, options.paths, options.max_line_bytes)
     lines = read_lines(spark, inputs)
-    persisted = _Persisted()
+    persisted = _Persisted(spark)
     try:
         stored = persisted.keep(stored_lines(parse_lines(lines, options.max_line_bytes)))
         clock.done("discover")

@@ -219,11 +219,18 @@ def tables(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, DataFrame]]:
 
 
 def _same_results(ndjson: Audit, other: Audit) -> None:
+    """The same findings, subscriptions and quarantine as the newline-delimited export; the
+    counts of the lines read are those of the asset types the audit reads (the others are
+    filtered out in BigQuery, before they are read: ``bigquery.needed_rows``)."""
     assert (other.out / "findings.jsonl").read_bytes() == (
         ndjson.out / "findings.jsonl"
     ).read_bytes()
-    for key in ("lines", "assets_by_type", "subscriptions", "findings", "quarantine_reasons"):
+    for key in ("subscriptions", "findings", "quarantine_reasons"):
         assert other.summary[key] == ndjson.summary[key], key
+    needed = {k: v for k, v in ndjson.summary["assets_by_type"].items() if k in NEEDED_TYPES}
+    assert other.summary["assets_by_type"] == needed
+    assert ndjson.summary["assets_by_type"] != needed  # the export has other types too
+    assert other.summary["lines"]["read"] == sum(needed.values())
 
 
 def test_the_scenario_has_findings(ndjson: Audit) -> None:
@@ -307,13 +314,19 @@ def test_a_partitioned_table_is_read_at_its_newest_export_and_bad_data_is_quaran
     broken["name"] = broken["name"].replace("moved", "broken")
     broken["resource"] = Row(**dict(broken["resource"].asDict(), data="{not json"))
     rows.append(Row(**broken))
+    # a row without a type is read and quarantined; a row of a type the audit does not read is
+    # filtered out in BigQuery (bigquery.needed_rows) and not counted
+    typeless = dict(rows[-1].asDict(), name=broken["name"] + "-typeless", asset_type=None)
+    other = dict(rows[-1].asDict(), name="//compute.googleapis.com/x", asset_type="compute.x/Y")
+    rows += [Row(**typeless), Row(**other)]
     tables[f"{PROJECT_DATASET}.daily"] = spark.createDataFrame(rows, schema)
 
     result = audit(spark, [f"bigquery:{PROJECT_DATASET}.daily"], tmp_path)
-    assert result.summary["lines"] == {"read": 2, "parsed": 1, "quarantined": 1, "blank": 0}
+    assert result.summary["lines"] == {"read": 3, "parsed": 1, "quarantined": 2, "blank": 0}
     assert "push-endpoint-https" not in result.violations("moved")  # the old export is not read
     assert "push-auth-oidc" in result.violations("moved")
-    (entry,) = result.quarantined
+    entry, typeless_entry = sorted(result.quarantined, key=lambda e: e["reason"])[::-1]
+    assert typeless_entry["reason"] == "no asset type (asset_type or assetType)"
     assert entry["source"] == f"bigquery:{PROJECT_DATASET}.daily"
     assert entry["reason"] == "resource.data does not fit the schema of its asset type"
     assert '"data":"{not json"' in entry["text"]
