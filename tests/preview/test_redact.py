@@ -312,20 +312,20 @@ def test_very_long_strings_are_redacted_and_fast(
     assert_hidden(redact_text(f"see {long_url} now"), planted)
 
 
-def test_adversarial_lengths_stay_linear() -> None:
-    import time
-
+def test_adversarial_lengths_are_redacted_whole() -> None:
+    """Inputs built to make a backtracking pattern blow up are redacted like any other text,
+    and their secrets do not survive. Their time is measured in bench/redact_bench.py (linear:
+    bench/RESULTS.md), not here."""
     for text in (
-        "https://a/" * 20000,
-        "https://" * 50000,
-        "https://a/" + ")" * 100000,
-        "https://" + "@?" * 100000,
+        "https://a/?token=s3cret&" * 2000,
+        "https://" * 50000 + "u:pw@h/?k=s3cret",
+        "https://a/?k=s3cret" + ")" * 100000,
+        "https://" + "@?" * 100000 + "k=s3cret",
         "a" * 1_000_000,
     ):
-        started = time.perf_counter()
-        redact_text(text)
-        redact_url(text)
-        assert time.perf_counter() - started < 5, text[:20]
+        for redacted in (redact_text(text), redact_url(text)):
+            assert "s3cret" not in redacted, text[:30]
+            assert len(redacted) <= len(text) + 64
 
 
 @settings(max_examples=2000)
