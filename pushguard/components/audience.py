@@ -21,7 +21,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pushguard.components.spec import DEFERRED, PushSubscriptionSpec
-from pushguard.rules.endpoint import EndpointError, cloud_run_default_url_form, parse_endpoint
+from pushguard.rules.endpoint import (
+    EndpointError,
+    PushEndpoint,
+    cloud_run_default_url_form,
+    parse_endpoint,
+)
 from pushguard.rules.facts import TargetKind
 
 _RUN_KINDS = (TargetKind.CLOUD_RUN, TargetKind.CLOUD_FUNCTION_V2)
@@ -31,15 +36,20 @@ def _deferred(value: object) -> bool:
     return value is DEFERRED
 
 
-def run_app_origin(endpoint: Any) -> str | None:
-    """``https://HOST`` of a Cloud Run default-URL endpoint, else ``None``."""
+def _parsed(endpoint: Any) -> PushEndpoint | None:
+    """``endpoint`` parsed as the rules parse it, or ``None`` (not a string, or not a URL)."""
     if not isinstance(endpoint, str):
         return None
     try:
-        parsed = parse_endpoint(endpoint)
+        return parse_endpoint(endpoint)
     except EndpointError:
         return None
-    return f"https://{parsed.host}" if cloud_run_default_url_form(parsed) else None
+
+
+def run_app_origin(endpoint: Any) -> str | None:
+    """``https://HOST`` of a Cloud Run default-URL endpoint, else ``None``."""
+    parsed = _parsed(endpoint)
+    return f"https://{parsed.host}" if parsed and cloud_run_default_url_form(parsed) else None
 
 
 def service_url(spec: PushSubscriptionSpec) -> Any:
@@ -81,13 +91,8 @@ def run_app_service(endpoint: Any) -> str | None:
 
 def _function_url(endpoint: Any) -> str | None:
     """``https://HOST/NAME`` of a 1st-gen function endpoint (``*.cloudfunctions.net``)."""
-    if not isinstance(endpoint, str):
-        return None
-    try:
-        parsed = parse_endpoint(endpoint)
-    except EndpointError:
-        return None
-    if not parsed.host.endswith(".cloudfunctions.net"):
+    parsed = _parsed(endpoint)
+    if parsed is None or not parsed.host.endswith(".cloudfunctions.net"):
         return None
     name = urlsplit(endpoint).path.lstrip("/").split("/", 1)[0]
     return f"https://{parsed.host}/{name}"

@@ -25,7 +25,7 @@ from pushguard.audit.aggregates import (
 )
 from pushguard.audit.arrow import arrow_schema
 from pushguard.audit.evaluate import ARROW_FINDINGS, arrow_evaluator, facts_from_row, plan
-from pushguard.audit.join import subscription_facts
+from pushguard.audit.join import asset_copies, subscription_facts
 from pushguard.audit.parse import DEFAULT_MAX_LINE_BYTES, parse_assets
 from pushguard.audit.read import discover, read_lines
 from pushguard.audit.schemas import (
@@ -48,8 +48,12 @@ from .test_scenarios import build_export
 
 
 def _joined(spark: SparkSession, path: Path, include_dry_run: bool = False) -> DataFrame:
+    """The joined facts of the export at ``path``, its parsed lines and asset copies kept as
+    the job keeps them (checkpoints), so each is computed once."""
     lines = read_lines(spark, discover(spark, [str(path)]))
-    return subscription_facts(parse_assets(lines, DEFAULT_MAX_LINE_BYTES), include_dry_run)
+    assets = parse_assets(lines, DEFAULT_MAX_LINE_BYTES).localCheckpoint()
+    copies = asset_copies(assets, lambda frame: frame.localCheckpoint())
+    return subscription_facts(copies, include_dry_run)
 
 
 @pytest.fixture(scope="module")
@@ -130,8 +134,10 @@ def test_every_target_type_has_an_explicit_kind(spark: SparkSession, scenario_ex
 
 
 def test_aggregates_are_named_and_one_collect(spark: SparkSession, scenario_export: Path) -> None:
-    facts = _joined(spark, scenario_export)
-    findings = facts.mapInArrow(arrow_evaluator(plan({}, {})), FINDINGS_DDL)
+    # kept as the job keeps them (checkpoints): each aggregate would otherwise plan and run the
+    # whole parse and join again
+    facts = _joined(spark, scenario_export).localCheckpoint()
+    findings = facts.mapInArrow(arrow_evaluator(plan({}, {})), FINDINGS_DDL).localCheckpoint()
     assert aggregates_frame(facts, findings).columns == [
         FINDING_COUNTS,
         SUBSCRIPTION_TOTALS,

@@ -176,6 +176,12 @@ user = st.one_of(st.just(""), st.from_regex(r"\A[A-Za-z0-9._-]{1,10}\Z"))
 # The visible parts never contain the planted secrets' marker (a host "zq0000" beside a token
 # "Zq0000" is shown as the host it is, not leaked).
 host, path, user = (s.filter(lambda text: "zq" not in text.casefold()) for s in (host, path, user))
+# Build the lazy regex strategies now, at import: built inside a test's deep draw stack, their
+# first use imports (and assertion-rewrites) hypothesis's regex module there, which CPython 3.11
+# can fail with "SystemError: AST constructor recursion depth mismatch" once another test in the
+# same worker has raised the recursion limit (the pack's server does).
+for _strategy in (host, path, user):
+    _strategy.validate()
 slashes = st.sampled_from(["//", "//", "/", "", "\\\\", "///"])
 
 
