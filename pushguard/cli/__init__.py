@@ -63,6 +63,7 @@ def rules_command(
                 "title": r.title,
                 "defaultLevel": r.default_level.value,
                 "severity": r.severity,
+                "enforcementPoints": list(r.enforcement_points),
                 "description": r.description,
                 "remediation": r.remediation,
                 "url": r.url,
@@ -72,10 +73,10 @@ def rules_command(
         typer.echo(json.dumps(data, indent=2))
         return
     table = Table(title="pushguard rules", show_lines=False)
-    for column in ("ID", "level", "severity", "title"):
+    for column in ("ID", "level", "severity", "applies", "title"):
         table.add_column(column)
     for r in RULES:
-        table.add_row(r.id, r.default_level.value, r.severity, r.title)
+        table.add_row(r.id, r.default_level.value, r.severity, r.where, r.title)
     Console().print(table)
 
 
