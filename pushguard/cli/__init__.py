@@ -239,6 +239,15 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
             "baseline's findings that are gone are listed in resolved.jsonl.",
         ),
     ] = None,
+    stacks: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--stacks",
+            help="Pulumi state: `pulumi stack export` files, folders of them or self-managed "
+            "backend folders (repeatable): which push subscriptions no stack manages "
+            "(push-unmanaged) and which differ from their stack's state (push-state-drift).",
+        ),
+    ] = None,
     debug: DebugOption = False,
 ) -> None:
     """Audit every Pub/Sub push subscription in Cloud Asset Inventory exports (Spark).
@@ -263,6 +272,7 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
             debug=debug,
             inputs=input_tables or [],
             baseline=baseline,
+            stacks=stacks or [],
         ),
         debug=debug,
     )

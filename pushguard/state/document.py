@@ -40,7 +40,7 @@ SECRET_SIG: Final = "1b47061264138c4ac30d75fd1eb44270"
 """``resource.SecretSig``: ``SIG_KEY``'s value in a secret envelope."""
 
 
-def deployment_of(path: Path, document: Any) -> tuple[int, dict[str, Any] | None]:
+def deployment_of(path: Path | str, document: Any) -> tuple[int, dict[str, Any] | None]:
     """``(version, deployment)`` of an export or a checkpoint (deployment ``None``: a stack
     that was never deployed).
 

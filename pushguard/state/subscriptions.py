@@ -81,21 +81,26 @@ class RecordedSubscription:
     it), the push ``settings`` it recorded (field of :data:`PUSH_FIELDS` -> value: strings, a
     bool, or sorted ``key=value`` strings for ``attributes``; an absent field is ``None``) and
     ``not_checked``: the fields whose recorded value is an encrypted secret or unknown, which
-    cannot be compared."""
+    cannot be compared; ``secret``: the fields read from a ``--show-secrets`` plaintext (their
+    values are compared, never shown)."""
 
     path: str | None
     settings: Mapping[str, Any] = field(default_factory=dict)
     not_checked: tuple[str, ...] = ()
+    secret: tuple[str, ...] = ()
 
 
-def _open(value: Any) -> Any:
-    """``value`` with secret envelopes and output values opened.
+def _open(value: Any, seen: list[bool] | None = None) -> Any:
+    """``value`` with secret envelopes and output values opened (``seen`` gets ``True`` for each
+    secret opened).
 
     Raises:
         _UnreadableError: an encrypted secret, or an output value whose value is unknown.
     """
     while isinstance(value, dict):
         if is_secret(value):
+            if seen is not None:
+                seen.append(True)
             if "plaintext" in value:
                 try:
                     value = json.loads(value["plaintext"])
@@ -115,18 +120,18 @@ def _open(value: Any) -> Any:
     return value
 
 
-def _at(value: Any, *keys: str) -> Any:
+def _at(value: Any, *keys: str, seen: list[bool] | None = None) -> Any:
     """The value under ``keys`` (``None`` when a level is missing or not an object), secrets
-    opened on the way.
+    opened on the way (``seen``: as for :func:`_open`).
 
     Raises:
         _UnreadableError: a level is an encrypted secret (its value cannot be read).
     """
-    value = _open(value)
+    value = _open(value, seen)
     for key in keys:
         if not isinstance(value, dict):
             return None
-        value = _open(value.get(key))
+        value = _open(value.get(key), seen)
     return value
 
 
@@ -134,10 +139,14 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _settings(push: Callable[..., Any]) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """The :data:`PUSH_FIELDS` read with ``push(*keys)`` under the push config."""
+def _settings(
+    push: Callable[..., Any],
+) -> tuple[dict[str, Any], tuple[str, ...], tuple[str, ...]]:
+    """The :data:`PUSH_FIELDS` read with ``push(*keys, seen=...)`` under the push config; the
+    fields not readable (encrypted); the fields read through a plaintext secret."""
     settings: dict[str, Any] = {}
     hidden: list[str] = []
+    secret: list[str] = []
     reads: dict[str, tuple[str, ...]] = {
         "push_endpoint": ("pushEndpoint",),
         "push_auth_account": ("oidcToken", "serviceAccountEmail"),
@@ -147,11 +156,16 @@ def _settings(push: Callable[..., Any]) -> tuple[dict[str, Any], tuple[str, ...]
         "attributes": ("attributes",),
     }
     for name, keys in reads.items():
+        seen: list[bool] = []
         try:
-            value = push(*keys)
+            value = push(*keys, seen=seen)
+            if name == "attributes" and isinstance(value, dict):
+                value = {k: _open(v, seen) for k, v in value.items()}
         except _UnreadableError:
             hidden.append(name)
             continue
+        if seen:
+            secret.append(name)
         if name == "no_wrapper":
             settings[name] = isinstance(value, dict)
         elif name == "write_metadata":
@@ -161,7 +175,7 @@ def _settings(push: Callable[..., Any]) -> tuple[dict[str, Any], tuple[str, ...]
         else:
             text = _text(value)
             settings[name] = text.lower() if text and name == "push_auth_account" else text
-    return settings, tuple(hidden)
+    return settings, tuple(hidden), tuple(secret)
 
 
 def _attributes(value: Any) -> tuple[str, ...]:
@@ -169,7 +183,7 @@ def _attributes(value: Any) -> tuple[str, ...]:
     no attributes). Raises :class:`_UnreadableError` for an encrypted value inside."""
     if not isinstance(value, dict):
         return ()
-    return tuple(sorted(f"{k}={_open(v)}" for k, v in value.items()))
+    return tuple(sorted(f"{k}={v}" for k, v in value.items()))
 
 
 def _kcc_path(outputs: Any) -> str | None:
@@ -214,11 +228,11 @@ def recorded_subscription(
     kcc = resource_type == KCC_SUBSCRIPTION
     base: tuple[str, ...] = ("spec", "pushConfig") if kcc else ("pushConfig",)
 
-    def push(*keys: str) -> Any:
-        return _at(outputs or {}, *base, *keys)
+    def push(*keys: str, seen: list[bool]) -> Any:
+        return _at(outputs or {}, *base, *keys, seen=seen)
 
-    settings, hidden = _settings(push)
-    return RecordedSubscription(path, settings, hidden)
+    settings, hidden, secret = _settings(push)
+    return RecordedSubscription(path, settings, hidden, secret)
 
 
 __all__ = [
