@@ -1,6 +1,6 @@
-"""What runs is what the stack recorded. Audit only (``pushguard audit --stacks``): not
-applicable in the component, the policy pack, the preview or analyze, which never see the live
-side.
+"""What runs is what the stack recorded. Audit only (``pushguard audit EXPORT --stacks
+STATE``): not applicable in the component, the policy pack, the preview or analyze, which never
+see the live side.
 
 A stack's state records the push configuration it last applied. When the live subscription
 differs, someone changed it out of band (an endpoint edited in the console, a push-auth account

@@ -1,6 +1,6 @@
-"""Every push subscription is managed by a stack the organisation gives. Audit only (``pushguard
-audit --stacks``): not applicable in the component, the policy pack, the preview or analyze, which
-see what stacks declare and never what runs.
+"""Every push subscription is managed by a stack the organisation gives. Audit only
+(``pushguard audit EXPORT --stacks STATE``): not applicable in the component, the policy pack,
+the preview or analyze, which see what stacks declare and never what runs.
 
 A push subscription made in the console, with ``gcloud`` or by a script outside any stack was
 never seen by the policy pack: its endpoint, push-auth account and grants were never checked
