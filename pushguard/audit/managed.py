@@ -32,19 +32,10 @@ from pushguard.audit.summary import ProjectManagement, StacksCounts
 from pushguard.rules import push_state_drift, push_unmanaged
 from pushguard.rules.facts import SubscriptionFacts
 from pushguard.rules.identity import CAI_SERVICE_PREFIX
-from pushguard.rules.managed import Management, PushSettings, StackRecord
+from pushguard.rules.managed import RECORDED_SETTINGS, Management, PushSettings, StackRecord
 
 STACK_RULES = (push_unmanaged.RULE, push_state_drift.RULE)
 """The rules that need ``--stacks``."""
-
-_SETTINGS = (
-    "push_endpoint",
-    "push_auth_account",
-    "audience",
-    "no_wrapper",
-    "write_metadata",
-    "attributes",
-)
 
 
 def _live(copies: AssetCopies, facts: DataFrame) -> DataFrame:
@@ -106,7 +97,7 @@ def projects_in_export(copies: AssetCopies) -> DataFrame:
 def _grouped(records: DataFrame) -> DataFrame:
     """``path``, ``record_project``, ``records`` (array of struct: stack, urn, file, the push
     settings, not_checked, secret) of the records with a path."""
-    record = F.struct("stack", "urn", "file", *_SETTINGS, "not_checked", "secret")
+    record = F.struct("stack", "urn", "file", *RECORDED_SETTINGS, "not_checked", "secret")
     return (
         records.filter(F.col("problem").isNull() & F.col("path").isNotNull())
         .groupBy("path")

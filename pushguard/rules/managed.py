@@ -20,8 +20,7 @@ from typing import Final
 
 from pydantic import BaseModel, ConfigDict
 
-PUSH_SETTINGS: Final = (
-    "paused",
+RECORDED_SETTINGS: Final = (
     "push_endpoint",
     "push_auth_account",
     "audience",
@@ -29,6 +28,9 @@ PUSH_SETTINGS: Final = (
     "write_metadata",
     "attributes",
 )
+"""The push settings a stack's state records and the export holds (:class:`PushSettings`)."""
+
+PUSH_SETTINGS: Final = ("paused", *RECORDED_SETTINGS)
 """The push settings compared between a stack's record and the live subscription, in report
 order."""
 

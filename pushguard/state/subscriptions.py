@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from pushguard.rules.managed import RECORDED_SETTINGS
 from pushguard.state.document import ENCRYPTED, OUTPUT_VALUE_SIG, SIG_KEY, is_secret
 
 GCP_SUBSCRIPTION: Final = "gcp:pubsub/subscription:Subscription"
@@ -60,15 +61,9 @@ PROJECT_ANNOTATION: Final = "cnrm.cloud.google.com/project-id"
 PATH: Final = re.compile(r"^projects/([^/]+)/subscriptions/([^/]+)$")
 """A subscription's path, ``projects/P/subscriptions/S``."""
 
-PUSH_FIELDS: Final = (
-    "push_endpoint",
-    "push_auth_account",
-    "audience",
-    "no_wrapper",
-    "write_metadata",
-    "attributes",
-)
-"""The push settings a state records and the export holds, compared field by field."""
+PUSH_FIELDS: Final = RECORDED_SETTINGS
+"""The push settings a state records, compared field by field with the export's
+(:data:`pushguard.rules.managed.RECORDED_SETTINGS`)."""
 
 
 class _UnreadableError(Exception):
