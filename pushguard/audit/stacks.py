@@ -75,9 +75,15 @@ def state_files(paths: Iterable[str]) -> StateFiles:
     """The state files under ``paths`` (local paths or ``file:`` URIs), listed on the driver.
 
     Raises:
-        StacksInputError: a path does not exist, a folder holds no state file or cannot be
-            listed (each named).
+        StacksInputError: a path is a remote URI (``gs://``), does not exist, or is a folder
+            that holds no state file or cannot be listed (each named).
     """
+    remote = [p for p in paths if "://" in p and not p.startswith("file://")]
+    if remote:
+        raise StacksInputError(
+            f"--stacks: {', '.join(remote)}: only local paths (or file:) are read; copy the "
+            "states to a local folder, or to a file system every executor mounts"
+        )
     given = [Path(p.removeprefix("file://").removeprefix("file:")) for p in paths]
     found, errors, skipped = find_state_files(given)
     if errors:
