@@ -4,10 +4,10 @@
 The export is :mod:`audit_bench`'s generator (the same synthetic Cloud Asset Inventory export,
 reused from ``--keep``). The states are ``pulumi stack export`` files (version 3, the shape of
 tests/audit/states.py) written from the export's own subscriptions: each state has its stack
-resource, the default provider, two pulumi-gcp subscriptions of the export (nine in ten of the
-export's subscriptions are managed; one in twenty managed ones has its endpoint edited; one stack
-in twenty also holds a subscription the export lacks) and topics, service accounts and IAM
-members up to 50 resources, about 35 KB a state.
+resource, the default provider, the pulumi-gcp subscriptions of the export dealt to it in turn
+(nine in ten of the export's subscriptions are managed, about two a stack at 10^6 lines; one in
+twenty has its endpoint edited; one stack in twenty also holds a subscription the export lacks)
+and topics, service accounts and IAM members up to 50 resources, about 35 KB a state.
 
 Each measure is a fresh ``pushguard audit`` process (JVM start-up included), timed from start to
 exit, the two runs side by side per round (``--runs`` rounds, median reported):
@@ -144,10 +144,9 @@ def write_states(export: Path, folder: Path, stacks: int) -> int:
     subscriptions = export_subscriptions(export)
     managed = [s for n, s in enumerate(subscriptions) if n % 10]  # nine in ten
     folder.mkdir(parents=True, exist_ok=True)
-    per = max(1, len(managed) // stacks)
     size = 0
     for index in range(stacks):
-        mine = managed[index * per : (index + 1) * per]
+        mine = managed[index::stacks]  # every managed subscription in one stack
         text = json.dumps(state(index, mine, extra=index % 20 == 0), separators=(",", ":"))
         (folder / f"stack-{index:05d}.json").write_text(text)
         size += len(text)

@@ -232,7 +232,13 @@ def check_records(records: DataFrame, files: StateFiles) -> RecordCounts:
             F.count(F.lit(1)).alias("rows"),
             F.count(F.when(F.col("path").isNull(), 1)).alias("without_path"),
             F.slice(
-                F.sort_array(F.collect_list(F.struct("file", "problem"))), 1, MAX_LISTED_PROBLEMS
+                F.sort_array(
+                    F.collect_list(  # the problems only: a record row adds nothing (null)
+                        F.when(F.col("problem").isNotNull(), F.struct("file", "problem"))
+                    )
+                ),
+                1,
+                MAX_LISTED_PROBLEMS,
             ).alias("first"),
         )
         .collect()
