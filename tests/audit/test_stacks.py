@@ -10,6 +10,7 @@ import io
 import json
 from contextlib import redirect_stdout
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from pyspark.sql import SparkSession
 from pushguard.audit import command
 from pushguard.crossguard.routes import MAPPED_SUBSCRIPTION_TYPES
 from pushguard.crossguard.routes.kcc import SUBSCRIPTION_PATCH
+from pushguard.policy.exceptions import utc_today
 from pushguard.rules import RULES_BY_ID
 from pushguard.state.subscriptions import STATE_SUBSCRIPTION_TYPES
 
@@ -53,6 +55,7 @@ def build_export(folder: Path) -> Path:
         _sub("paused", endpoint=None, account=None),
         _sub("unwrapped"),  # the state records noWrapper, the live one is wrapped
         _sub("rogue"),  # made outside any stack
+        _sub("accepted"),  # made outside any stack, under an exception of the policy config
         _sub("pulled", endpoint=None, account=None),  # a pull subscription no stack manages
         _sub("native"),
         _sub("bridged"),
@@ -162,23 +165,48 @@ class Run:
         ]
 
 
-def run(tmp: Path, export: Path, *args: str, stacks: list[Path] | None = None) -> Run:
+def run(
+    tmp: Path, export: Path, stacks: list[Path] | None = None, config: Path | None = None
+) -> Run:
     out, stdout, stderr = tmp / "out", io.StringIO(), io.StringIO()
     with redirect_stdout(stdout):
         code = command.run(
-            [str(export)], str(out), stacks=[str(s) for s in stacks or ()], stderr=stderr
+            [str(export)],
+            str(out),
+            stacks=[str(s) for s in stacks or ()],
+            stderr=stderr,
+            policy_config=config,
         )
     return Run(code, out, stdout.getvalue(), stderr.getvalue())
+
+
+def policy_config(path: Path) -> Path:
+    """push-state-drift made mandatory; an exception for one unmanaged subscription."""
+    accepted = {
+        "resource": f"projects/{ORDERS}/subscriptions/accepted",
+        "reason": "legacy",
+        "expires": (utc_today() + timedelta(days=30)).isoformat(),
+    }
+    path.write_text(
+        json.dumps(
+            {
+                "push-state-drift": {"enforcementLevel": "mandatory"},
+                "push-unmanaged": {"exceptions": [accepted]},
+            }
+        )
+    )
+    return path
 
 
 @pytest.fixture(scope="module")
 def audited(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Run:
     tmp = tmp_path_factory.mktemp("stacks")
-    return run(tmp, build_export(tmp / "in"), stacks=build_states(tmp / "states"))
+    config = policy_config(tmp / "policy-config.json")
+    return run(tmp, build_export(tmp / "in"), build_states(tmp / "states"), config)
 
 
 def test_a_matching_subscription_has_no_finding_of_either_rule(audited: Run) -> None:
-    assert audited.code == 0, audited.stderr
+    assert audited.code == 1, audited.stderr  # push-state-drift is mandatory in the config
     for name in ("matching", "native", "bridged", "kcc", "from-checkpoint", "from-v2"):
         assert audited.of(name) == [], name
 
@@ -189,12 +217,16 @@ def test_an_unmanaged_push_subscription_is_reported_and_a_pull_one_is_not(audite
     assert rogue["level"] == "advisory" and rogue["finding_id"].startswith("pg1-")
     assert rogue["project_number"] == ORDERS_N
     assert audited.of("pulled") == []
-    assert [r["asset_name"] for r in audited.findings("push-unmanaged")] == [rogue["asset_name"]]
+    [accepted] = audited.of("accepted")
+    assert accepted["status"] == "excepted" and accepted["exception_reason"] == "legacy"
+    violations = [r for r in audited.findings("push-unmanaged") if r["status"] == "violation"]
+    assert [r["asset_name"] for r in violations] == [rogue["asset_name"]]
 
 
 def test_drift_names_the_stack_and_the_fields_redacted(audited: Run) -> None:
     [edited] = audited.of("edited")
     assert edited["rule_id"] == "push-state-drift" and edited["status"] == "violation"
+    assert edited["level"] == "mandatory"  # from the policy config
     assert edited["evidence"] == {"stack": "orders/prod", "fields": "push_endpoint"}
     assert "orders/prod" in edited["message"] and "push_endpoint" in edited["message"]
     assert "s3cret-in-query" not in json.dumps(audited.findings())
@@ -237,10 +269,11 @@ def test_the_summary_counts_per_project_and_per_stack(audited: Run) -> None:
     stacks = audited.summary["stacks"]
     assert stacks["checked"] is True
     assert stacks["states"] == 4 and stacks["files_skipped"] == 2
-    assert stacks["by_project"] == {ORDERS: {"managed": 10, "unmanaged": 1}}
+    assert stacks["by_project"] == {ORDERS: {"managed": 10, "unmanaged": 2}}
     assert stacks["drifted_by_stack"] == {"orders/prod": 4}
     assert stacks["deleted_by_stack"] == {"orders/prod": 1}
-    assert "1 push subscriptions unmanaged, 4 drifted, 1 deleted out of band" in audited.stdout
+    assert "2 push subscriptions unmanaged, 4 drifted, 1 deleted out of band" in audited.stdout
+    assert audited.summary["findings"]["excepted_by_rule"] == {"push-unmanaged": 1}
     report = (audited.out / "report.html").read_text()
     assert "<h2>Drift per stack</h2>" in report and "<code>orders/prod</code>" in report
 
@@ -253,13 +286,13 @@ def test_an_unreadable_state_fails_the_run_naming_it(spark: SparkSession, tmp_pa
     write(states / "good.json", good.export())
     write(states / "future.json", {**good.export(), "version": 5})
     (states / "broken.json").write_text('{"version": 3, "deployment": {"resources": [')
-    failed = run(tmp_path, export, stacks=[states])
+    failed = run(tmp_path, export, [states])
     assert failed.code == 2
     assert "2 state file(s) cannot be read" in failed.stderr
     assert "broken.json: is not JSON" in failed.stderr
     assert "future.json: deployment version 5 is newer" in failed.stderr
     assert not (tmp_path / "out").exists(), "nothing is published"
-    missing = run(tmp_path, export, stacks=[tmp_path / "nowhere"])
+    missing = run(tmp_path, export, [tmp_path / "nowhere"])
     assert missing.code == 2 and "nowhere: does not exist" in missing.stderr
 
 
