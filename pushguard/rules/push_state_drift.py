@@ -5,8 +5,8 @@ see the live side.
 A stack's state records the push configuration it last applied. When the live subscription
 differs, someone changed it out of band (an endpoint edited in the console, a push-auth account
 swapped by hand, delivery paused), and everything the policy pack checked on the stack no longer
-describes what runs; the next ``pulumi up`` silently puts the recorded settings back, or, after
-``pulumi refresh``, keeps the change unreviewed. A subscription a stack holds that the export no
+describes what runs; the stack's next update silently puts the recorded settings back, or, after
+a refresh, keeps the change unreviewed. A subscription a stack holds that the export no
 longer has, although it holds other assets of its project, was deleted out of band: the stack's
 next update recreates it, and messages published meanwhile were never delivered.
 
@@ -131,8 +131,8 @@ RULE = Rule(
     remediation=(
         "Find who changed the subscription and why (Cloud Audit Logs, "
         "google.pubsub.v1.Subscriber.ModifyPushConfig / UpdateSubscription); then either put "
-        "the change into the stack's program and run pulumi up, or run pulumi up to restore "
-        "the recorded settings (pulumi refresh only records the change, unreviewed)."
+        "the change into the stack's program and deploy it, or deploy the stack again to restore "
+        "the recorded settings (a refresh only records the change, unreviewed)."
     ),
     check=check,
     enforcement_points=AUDIT_WITH_STACKS,
