@@ -28,14 +28,20 @@ Plain Python over the state's JSON (:mod:`pushguard.state.document` for secrets)
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pushguard.rules.managed import RECORDED_SETTINGS
-from pushguard.state.document import ENCRYPTED, OUTPUT_VALUE_SIG, SIG_KEY, is_secret
+from pushguard.state.document import (
+    ENCRYPTED,
+    OUTPUT_VALUE_SIG,
+    SIG_KEY,
+    is_secret,
+    secret_value,
+)
+from pushguard.state.files import StateFileError
 
 GCP_SUBSCRIPTION: Final = "gcp:pubsub/subscription:Subscription"
 """pulumi-gcp's subscription (a public contract of the pack)."""
@@ -96,16 +102,13 @@ def _open(value: Any, seen: list[bool] | None = None) -> Any:
         if is_secret(value):
             if seen is not None:
                 seen.append(True)
-            if "plaintext" in value:
-                try:
-                    value = json.loads(value["plaintext"])
-                except (TypeError, ValueError):
-                    raise _UnreadableError from None
-                continue
-            if "value" in value:
-                value = value["value"]
-                continue
-            raise _UnreadableError
+            try:
+                value = secret_value("", "", value)
+            except StateFileError:  # a malformed envelope: not readable, never guessed
+                raise _UnreadableError from None
+            if value is ENCRYPTED:
+                raise _UnreadableError
+            continue
         if value.get(SIG_KEY) == OUTPUT_VALUE_SIG:
             if "value" not in value:
                 raise _UnreadableError
