@@ -43,6 +43,13 @@ def main(argv: list[str] | None = None) -> int:
         "--baseline", help="a previous audit's --out: mark findings new or existing, list resolved"
     )
     parser.add_argument(
+        "--stacks",
+        action="append",
+        default=[],
+        metavar="STATE",
+        help="Pulumi state files or folders (repeatable): push-unmanaged, push-state-drift",
+    )
+    parser.add_argument(
         "--debug", action="store_true", help="on a failed run, also print the traceback"
     )
     options = parser.parse_args(argv)
@@ -57,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         debug=options.debug,
         inputs=options.input,
         baseline=options.baseline,
+        stacks=options.stacks,
     )
 
 

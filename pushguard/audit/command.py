@@ -41,6 +41,7 @@ from pushguard.audit.publish import (
 )
 from pushguard.audit.read import InputError
 from pushguard.audit.report import render
+from pushguard.audit.stacks import StacksInputError, state_files
 from pushguard.audit.summary import AuditSummary
 from pushguard.policy.config_file import PolicyConfigError, load_rule_config
 
@@ -73,6 +74,7 @@ def run(
     debug: bool = False,
     inputs: list[str] | None = None,
     baseline: str | None = None,
+    stacks: list[str] | None = None,
 ) -> int:
     """Run the audit; return 0, 1 (violations at or above ``fail_on``) or 2 (bad usage, failed
     run). Messages go to ``stderr`` (default ``sys.stderr``); the summary line to stdout.
@@ -80,6 +82,7 @@ def run(
     ``inputs`` are the ``--input`` values, BigQuery tables (``bigquery:PROJECT.DATASET.TABLE``
     or ``bigquery:PROJECT.DATASET.PREFIX*``), read after ``paths``; at least one of the two.
     ``baseline`` is a previous audit's ``--out`` (:mod:`pushguard.audit.baseline`).
+    ``stacks`` are Pulumi state files or folders (``--stacks``, :mod:`pushguard.audit.stacks`).
 
     Any failure of the run (Spark, the JVM, the executors, the output folder...) is one
     paragraph on ``stderr`` and exit code 2; ``debug`` adds the traceback."""
@@ -93,10 +96,17 @@ def run(
             include_dry_run=include_dry_run,
             max_line_bytes=max_line_bytes,
             inputs=inputs or [],
+            stacks=stacks or [],
         )
         if baseline is not None:
             check_baseline(baseline)
-    except (AuditUsageError, BigQueryInputError, PolicyConfigError, OutputUsageError) as error:
+    except (
+        AuditUsageError,
+        BigQueryInputError,
+        PolicyConfigError,
+        OutputUsageError,
+        StacksInputError,
+    ) as error:
         print(f"pushguard audit: error: {error}", file=stderr)
         return 2
     progress = ConsoleProgress(stderr)  # phases on stderr: live on a terminal, else lines
@@ -135,6 +145,7 @@ def audit_options(
     include_dry_run: bool,
     max_line_bytes: int,
     inputs: list[str],
+    stacks: list[str] | None = None,
 ) -> AuditOptions:
     """The checked options of a run: ``paths`` are the export paths followed by the ``inputs``
     (BigQuery tables), the levels and settings those of ``policy_config``.
@@ -146,6 +157,8 @@ def audit_options(
         PolicyConfigError: the policy config cannot be read.
         OutputUsageError: a local export path does not exist, or ``out`` cannot be used
             (:func:`pushguard.audit.publish.check_out`).
+        StacksInputError: a ``stacks`` path does not exist or holds no state file (checked
+            again, with every state read, by the run).
     """
     if fail_on not in FAIL_ON:
         raise AuditUsageError(f"--fail-on: one of {', '.join(FAIL_ON)}, not {fail_on!r}")
@@ -157,6 +170,8 @@ def audit_options(
         raise AuditUsageError("nothing to audit: give an EXPORT_PATH or --input")
     check_local_inputs(paths)
     check_out(out, paths)
+    if stacks:
+        state_files(stacks)  # a missing --stacks path is a usage error, before Spark starts
     rules = load_rule_config(policy_config)
     return AuditOptions(
         paths=paths,
@@ -165,6 +180,7 @@ def audit_options(
         settings=dict(rules.settings),
         include_dry_run=include_dry_run,
         max_line_bytes=max_line_bytes,
+        stacks=list(stacks or ()),
     )
 
 
@@ -337,8 +353,9 @@ def progress_phase(progress: ConsoleProgress) -> str:
 
 def summary_line(summary: AuditSummary, out: str) -> str:
     """The line printed on stdout after a run: lines, subscriptions, violations by level, what
-    changed against the baseline (or that it is not computed without one) and where the outputs
-    are."""
+    changed against the baseline (or that it is not computed without one), the stacks' unmanaged,
+    drifted and deleted subscriptions (or that they are not checked without ``--stacks``) and
+    where the outputs are."""
     lines = summary.lines
     subscriptions = summary.subscriptions
     changes = summary.baseline
@@ -348,12 +365,20 @@ def summary_line(summary: AuditSummary, out: str) -> str:
         if changes is not None
         else "; no baseline given, so new and resolved findings are not computed (--baseline)"
     )
+    stacks = summary.stacks
+    managed = (
+        f"; {stacks.states:,} stacks: {stacks.unmanaged:,} push subscriptions unmanaged, "
+        f"{sum(stacks.drifted_by_stack.values()):,} drifted, "
+        f"{sum(stacks.deleted_by_stack.values()):,} deleted out of band"
+        if stacks.checked
+        else "; stacks not checked (--stacks)"
+    )
     return (
         f"pushguard audit: {lines.read:,} lines read, {lines.parsed:,} parsed, "
         f"{lines.quarantined:,} quarantined; {subscriptions.evaluated:,} "
         f"subscriptions ({subscriptions.push:,} push); violations by level "
-        f"{json.dumps(summary.findings.violations_by_level, sort_keys=True)}{against}; "
-        f"outputs in {out}"
+        f"{json.dumps(summary.findings.violations_by_level, sort_keys=True)}{against}"
+        f"{managed}; outputs in {out}"
     )
 
 

@@ -102,14 +102,18 @@ def findings_for(row: Mapping[str, Any], groups: list[RuleGroup]) -> list[Findin
 
 
 def excepted_findings(
-    row: Mapping[str, Any], groups: list[RuleGroup], today: date | None = None
+    row: Mapping[str, Any],
+    groups: list[RuleGroup],
+    today: date | None = None,
+    facts_of: Callable[[Mapping[str, Any]], SubscriptionFacts] = facts_from_row,
 ) -> list[tuple[Finding, Excepted | None]]:
     """All findings for one joined subscription row, each violation with the exception of its
     policy that names the subscription (:mod:`pushguard.policy.exceptions`, judged on ``today``,
-    default today in UTC), in rule order."""
+    default today in UTC), in rule order. ``facts_of`` turns the row into facts (default
+    :func:`facts_from_row`; ``--stacks`` rows: :func:`pushguard.audit.managed.facts_of_row`)."""
     day = today or utc_today()
     found: list[tuple[Finding, Excepted | None]] = []
-    facts = facts_from_row(row)
+    facts = facts_of(row)
     for group in groups:
         for finding in evaluate_rules(group.rules, group.settings.apply(facts), group.levels):
             excepted = (
@@ -122,7 +126,9 @@ def excepted_findings(
 
 
 def arrow_evaluator(
-    groups: list[RuleGroup], run_time: str = ""
+    groups: list[RuleGroup],
+    run_time: str = "",
+    facts_of: Callable[[Mapping[str, Any]], SubscriptionFacts] = facts_from_row,
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The function for ``DataFrame.mapInArrow(f, FINDINGS_DDL)``: Arrow batches of joined rows
     (:data:`~pushguard.audit.schemas.JOINED_SCHEMA`) in, batches of findings
@@ -137,7 +143,7 @@ def arrow_evaluator(
         for batch in batches:
             out: list[dict[str, Any]] = []
             for row in batch.to_pylist():
-                for finding, excepted in excepted_findings(row, groups, today):
+                for finding, excepted in excepted_findings(row, groups, today, facts_of):
                     active = excepted is not None and excepted.active
                     out.append(
                         {

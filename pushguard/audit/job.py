@@ -26,6 +26,7 @@ from pushguard.audit.aggregates import collect_aggregates
 from pushguard.audit.evaluate import arrow_evaluator, plan
 from pushguard.audit.join import AssetCopies, asset_copies, subscription_facts
 from pushguard.audit.listing import report_rows
+from pushguard.audit.managed import managed_rows, stack_findings, stacks_counts
 from pushguard.audit.options import FAIL_ON, AuditOptions, AuditResult
 from pushguard.audit.outputs import OutputFolder
 from pushguard.audit.parse import parse_lines
@@ -35,6 +36,7 @@ from pushguard.audit.read import Inputs, discover, read_lines
 from pushguard.audit.report import render
 from pushguard.audit.scan import Scan, assets_and_quarantine, stored_lines, type_changes
 from pushguard.audit.schemas import FINDINGS_COLUMNS, FINDINGS_DDL
+from pushguard.audit.stacks import RecordCounts, check_records, read_records, state_files
 from pushguard.audit.summarise import offenders, summarise
 
 __all__ = ["FAIL_ON", "AuditOptions", "AuditResult", "run_audit"]
@@ -121,6 +123,7 @@ def run_audit(
     lines = read_lines(spark, inputs)
     persisted = _Persisted(spark)
     try:
+        stacks = _stacks(spark, options, persisted, progress)  # --stacks: read first, fail fast
         stored = persisted.keep(stored_lines(parse_lines(lines, options.max_line_bytes)))
         clock.done("discover")
         scan, assets, quarantined = _scan(stored, persisted, progress)
@@ -131,8 +134,11 @@ def run_audit(
                 copies, options.include_dry_run, derive_ancestors=scan.without_ancestors
             )
         )
+        managed = None
+        if stacks is not None:  # --stacks: the match and its findings, beside the rules'
+            managed = persisted.keep(managed_rows(stacks[0], facts, copies))
         clock.done("parse and join")
-        findings, ordered = _evaluate(facts, options, persisted, progress)
+        findings, ordered = _evaluate(facts, options, persisted, progress, managed)
         out = OutputFolder(spark, options.out)
         progress.phase("writing findings")
         out.single_file(ordered, "parquet", "findings.parquet")
@@ -151,6 +157,7 @@ def run_audit(
             out=out,
             clock=clock,
             progress=progress,
+            stacks=(managed, stacks[1]) if managed is not None and stacks is not None else None,
         )
     finally:
         persisted.release()
@@ -173,15 +180,39 @@ def _scan(
     return scan, assets, quarantined
 
 
+def _stacks(
+    spark: SparkSession, options: AuditOptions, persisted: _Persisted, progress: Progress
+) -> tuple[DataFrame, RecordCounts] | None:
+    """``--stacks``: the states' records (persisted) and their counts, or ``None`` without
+    ``--stacks``.
+
+    Raises:
+        StacksInputError: a path or a state cannot be read (:mod:`pushguard.audit.stacks`)."""
+    if not options.stacks:
+        return None
+    progress.phase("reading stacks")
+    files = state_files(options.stacks)
+    records = read_records(spark, files, persisted.keep)
+    return records, check_records(records, files)
+
+
 def _evaluate(
-    facts: DataFrame, options: AuditOptions, persisted: _Persisted, progress: Progress
+    facts: DataFrame,
+    options: AuditOptions,
+    persisted: _Persisted,
+    progress: Progress,
+    managed: DataFrame | None = None,
 ) -> tuple[DataFrame, DataFrame]:
     """The findings of the rules over ``facts`` (:data:`~pushguard.audit.schemas.FINDINGS_DDL`,
-    persisted: the rules run once), and the same rows ordered in one partition for writing
+    persisted: the rules run once), with those of ``--stacks`` over ``managed``
+    (:mod:`pushguard.audit.managed`), and the same rows ordered in one partition for writing
     (persisted too)."""
     progress.phase("evaluating")
     evaluator = arrow_evaluator(plan(options.rule_levels(), options.settings), options.run_time)
-    findings = persisted.keep(facts.mapInArrow(evaluator, FINDINGS_DDL))
+    found = facts.mapInArrow(evaluator, FINDINGS_DDL)
+    if managed is not None:
+        found = found.unionByName(stack_findings(managed, options))
+    findings = persisted.keep(found)
     # one partition, sorted: the findings are few (a few per subscription) and written as
     # one file; no range-partitioning sort (its sampling pass would be one more job)
     ordered = persisted.keep(
@@ -203,12 +234,17 @@ def _summarise(
     out: OutputFolder,
     clock: _Phases,
     progress: Progress,
+    stacks: tuple[DataFrame, RecordCounts] | None = None,
 ) -> AuditResult:
     """Write ``report.html`` and ``summary.json`` (with the timings) from one collect of the
     aggregates over the persisted ``facts``, ``findings`` and asset ``copies``."""
     progress.phase("summarising")
     aggregates = collect_aggregates(facts, findings, copies.superseded())
     summary = summarise(scan=scan, aggregates=aggregates, inputs=inputs, options=options)
+    if stacks is not None:
+        summary = summary.model_copy(
+            update={"stacks": stacks_counts(*stacks[:1], findings, stacks[1])}
+        )
     tables = offenders(aggregates)
     out.write_text("report.html", render(summary, tables, report_rows(findings)))
     clock.done("summary and report")

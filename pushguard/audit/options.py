@@ -35,6 +35,8 @@ class AuditOptions:
         max_line_bytes: longer lines are quarantined.
         run_time: when the run started (UTC, ``YYYY-MM-DDTHH:MM:SSZ``), written in every finding
             row (``""``: no run time, the rows' ``run_time`` is null).
+        stacks: Pulumi state files or folders (``--stacks``; :mod:`pushguard.audit.stacks`);
+            empty: ``push-unmanaged`` and ``push-state-drift`` are not checked.
     """
 
     paths: list[str]
@@ -44,6 +46,7 @@ class AuditOptions:
     include_dry_run: bool = False
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     run_time: str = ""
+    stacks: list[str] = field(default_factory=list)
 
     def rule_levels(self) -> dict[str, EnforcementLevel]:
         """The enforcement level of every rule, in rule order: ``levels`` where given, else the

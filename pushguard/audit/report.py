@@ -165,9 +165,38 @@ def render(
 <h2>Worst offenders</h2>
 <table><tr><th>subscription</th><th class=num>mandatory</th><th class=num>all</th>
 <th>rules</th></tr>{worst}</table>
+{_stacks(summary)}
 <h2>Quarantine</h2>
 <p>{lines.quarantined:,} of {lines.read:,} lines could not be used; each is in
 <code>quarantine/</code> with its file, line and reason.</p>
 <table><tr><th>reason</th><th class=num>lines</th></tr>{reasons}</table>
 </body></html>
 """
+
+
+def _stacks(summary: AuditSummary) -> str:
+    """The ``--stacks`` section: managed and unmanaged push subscriptions per project, drifted
+    and deleted ones per stack; without ``--stacks``, that neither rule was checked."""
+    stacks = summary.stacks
+    if not stacks.checked:
+        return f"<h2>Stacks</h2><p>{escape(stacks.note)}.</p>"
+    projects = "".join(
+        f"<tr><td><code>{escape(name or '(unknown project)')}</code></td>"
+        f"<td class=num>{counts.managed:,}</td><td class=num>{counts.unmanaged:,}</td></tr>"
+        for name, counts in stacks.by_project.items()
+    )
+    names = sorted({*stacks.drifted_by_stack, *stacks.deleted_by_stack})
+    drifted = "".join(
+        f"<tr><td><code>{escape(name)}</code></td>"
+        f"<td class=num>{stacks.drifted_by_stack.get(name, 0):,}</td>"
+        f"<td class=num>{stacks.deleted_by_stack.get(name, 0):,}</td></tr>"
+        for name in names
+    )
+    return f"""<h2>Stacks</h2>
+<p>{stacks.states:,} stack states read: {stacks.managed:,} push subscriptions managed by a stack,
+{stacks.unmanaged:,} by none (push-unmanaged).</p>
+<table><tr><th>project</th><th class=num>managed</th><th class=num>unmanaged</th></tr>{projects}
+</table>
+<h2>Drift per stack</h2>
+<table><tr><th>stack</th><th class=num>drifted</th><th class=num>deleted out of band</th></tr>
+{drifted}</table>"""

@@ -28,6 +28,7 @@ from __future__ import annotations
 from pyspark.sql.types import (
     ArrayType,
     BooleanType,
+    MapType,
     StringType,
     StructField,
     StructType,
@@ -144,6 +145,11 @@ RESOURCE_DATA: dict[str, StructType] = {
                     StructField(
                         "oidcToken", StructType(_strings("serviceAccountEmail", "audience"))
                     ),
+                    # read by --stacks (push-state-drift): unwrapped delivery and attributes
+                    StructField(
+                        "noWrapper", StructType([StructField("writeMetadata", BooleanType())])
+                    ),
+                    StructField("attributes", MapType(StringType(), StringType())),
                 ]
             ),
         ),
@@ -153,7 +159,9 @@ RESOURCE_DATA: dict[str, StructType] = {
     TOPIC: _data(),
     # https://cloud.google.com/iam/docs/reference/rest/v1/projects.serviceAccounts
     SERVICE_ACCOUNT: _data(*_strings("email")),
-    PROJECT: _data(),
+    # https://cloud.google.com/resource-manager/reference/rest/v3/projects (--stacks: which
+    # projects the export holds)
+    PROJECT: _data(*_strings("projectId")),
     FOLDER: _data(),
     # run.googleapis.com/Service: v2 (uri, urls) and v1 Knative (status.url, status.address.url)
     RUN_SERVICE: _data(

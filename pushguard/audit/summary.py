@@ -108,6 +108,45 @@ class BaselineCounts(_Part):
     """The baseline's findings that are gone (listed in ``resolved.jsonl``)."""
 
 
+class ProjectManagement(_Part):
+    """One project's push subscriptions in the export, by whether a given stack manages them."""
+
+    managed: int
+    unmanaged: int
+
+
+STACKS_NOT_CHECKED = "not checked: no --stacks given (push-unmanaged and push-state-drift)"
+
+
+class StacksCounts(_Part):
+    """``--stacks``: the export's push subscriptions against the given stacks' state."""
+
+    checked: bool = False
+    """Whether stack states were given; without them neither rule is checked."""
+    note: str = ""
+    """Without ``--stacks``: :data:`STACKS_NOT_CHECKED`."""
+    states: int = 0
+    """State files read."""
+    files_skipped: int = 0
+    """JSON files found in the given folders that are not Pulumi state (a ``package.json``), and
+    files of a backend's ``history``, ``backups`` and ``locks`` folders."""
+    subscriptions_recorded: int = 0
+    """Subscription resources the states manage."""
+    recorded_without_path: int = 0
+    """Of those, the ones whose state does not say their path (never matched)."""
+    managed: int = 0
+    """Push subscriptions of the export that a given stack manages."""
+    unmanaged: int = 0
+    """Push subscriptions of the export that no given stack manages (``push-unmanaged``)."""
+    by_project: dict[str, ProjectManagement] = {}
+    """``managed`` and ``unmanaged`` per project ID."""
+    drifted_by_stack: dict[str, int] = {}
+    """Per stack (fully qualified), the subscriptions whose live push settings differ from its
+    state (``push-state-drift``)."""
+    deleted_by_stack: dict[str, int] = {}
+    """Per stack, the subscriptions it holds that were deleted out of band."""
+
+
 class AuditSummary(_Part):
     """The content of ``summary.json``."""
 
@@ -134,6 +173,9 @@ class AuditSummary(_Part):
     """Wall time per phase of the run, in seconds (3 decimals); empty until the run ends."""
     baseline: BaselineCounts | None = None
     """With ``--baseline``: new, existing and resolved findings (absent without one)."""
+    stacks: StacksCounts = StacksCounts(note=STACKS_NOT_CHECKED)
+    """``--stacks``: managed, unmanaged and drifted push subscriptions; without it, says that
+    neither rule was checked."""
 
     def to_json(self) -> str:
         """The text of ``summary.json``: keys sorted, indented by 2, ending in a newline."""

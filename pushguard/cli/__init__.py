@@ -63,6 +63,7 @@ def rules_command(
                 "title": r.title,
                 "defaultLevel": r.default_level.value,
                 "severity": r.severity,
+                "enforcementPoints": list(r.enforcement_points),
                 "description": r.description,
                 "remediation": r.remediation,
                 "url": r.url,
@@ -72,10 +73,10 @@ def rules_command(
         typer.echo(json.dumps(data, indent=2))
         return
     table = Table(title="pushguard rules", show_lines=False)
-    for column in ("ID", "level", "severity", "title"):
+    for column in ("ID", "level", "severity", "applies", "title"):
         table.add_column(column)
     for r in RULES:
-        table.add_row(r.id, r.default_level.value, r.severity, r.title)
+        table.add_row(r.id, r.default_level.value, r.severity, r.where, r.title)
     Console().print(table)
 
 
@@ -238,6 +239,15 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
             "baseline's findings that are gone are listed in resolved.jsonl.",
         ),
     ] = None,
+    stacks: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--stacks",
+            help="Pulumi state: `pulumi stack export` files, folders of them or self-managed "
+            "backend folders (repeatable): which push subscriptions no stack manages "
+            "(push-unmanaged) and which differ from their stack's state (push-state-drift).",
+        ),
+    ] = None,
     debug: DebugOption = False,
 ) -> None:
     """Audit every Pub/Sub push subscription in Cloud Asset Inventory exports (Spark).
@@ -262,6 +272,7 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
             debug=debug,
             inputs=input_tables or [],
             baseline=baseline,
+            stacks=stacks or [],
         ),
         debug=debug,
     )

@@ -276,6 +276,8 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
                 marked.add((self.name, text))
             report_violation(text, urn)
 
+        if "pack" not in self.rule.enforcement_points:
+            return  # needs the live side (audit --stacks): not applicable here, as described
         try:
             if isinstance(args, StackValidationArgs):
                 self._validate_stack(args, report)

@@ -15,8 +15,9 @@ from typing import Any
 from pulumi_policy import PolicyResource, ResourceValidationArgs
 
 from pushguard.crossguard.wire import UNKNOWN, Unknown, get_str, plain
+from pushguard.state.subscriptions import GCP_SUBSCRIPTION
 
-SUBSCRIPTION_TYPE = "gcp:pubsub/subscription:Subscription"
+SUBSCRIPTION_TYPE = GCP_SUBSCRIPTION
 """The pulumi-gcp type token of a Pub/Sub subscription (a public contract of the pack)."""
 
 

@@ -29,6 +29,8 @@ from pushguard.rules import (
     push_sa_broad_grants,
     push_sa_same_project,
     push_shared_iam_binding,
+    push_state_drift,
+    push_unmanaged,
     push_vpcsc_default_url,
 )
 from pushguard.rules.base import EnforcementLevel, Finding, Result, Rule, Status, evaluate_rules
@@ -53,6 +55,8 @@ RULES: tuple[Rule, ...] = (
     push_audience_explicit.RULE,
     push_sa_broad_grants.RULE,
     push_shared_iam_binding.RULE,
+    push_unmanaged.RULE,
+    push_state_drift.RULE,
 )
 """All rules, mandatory ones first, in a stable order (kept explicit; a test checks it against
 the rule modules on disk)."""

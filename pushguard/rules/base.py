@@ -107,6 +107,14 @@ class Result:
 
 Check = Callable[[SubscriptionFacts], Iterable[Result]]
 
+ENFORCEMENT_POINTS: tuple[str, ...] = ("component", "pack", "preview", "analyze", "audit")
+"""Where pushguard enforces rules: the ``PushSubscription`` component, the CrossGuard pack (under
+the Pulumi CLI), ``pushguard preview``, ``pushguard analyze`` and ``pushguard audit``."""
+
+AUDIT_WITH_STACKS: tuple[str, ...] = ("audit",)
+"""The enforcement points of a rule that compares the stacks with what runs: only the audit, and
+only with ``--stacks`` (the others never see the live side)."""
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -122,6 +130,24 @@ class Rule:
     check: Check
     severity: str = "high"
     """Severity for reports (``low``, ``medium``, ``high``, ``critical``), as CrossGuard uses it."""
+    enforcement_points: tuple[str, ...] = ENFORCEMENT_POINTS
+    """Where the rule is applicable (of :data:`ENFORCEMENT_POINTS`); elsewhere it is registered
+    (its policy name and config keys work everywhere) but never decides, and says so: the pack's
+    policy description, ``pushguard rules`` and the rule reference name where it applies."""
+
+    @property
+    def applies_everywhere(self) -> bool:
+        """True when every enforcement point runs the rule."""
+        return set(self.enforcement_points) >= set(ENFORCEMENT_POINTS)
+
+    @property
+    def where(self) -> str:
+        """Where the rule applies, in words (``everywhere``, or ``audit --stacks only``)."""
+        if self.applies_everywhere:
+            return "everywhere"
+        if self.enforcement_points == AUDIT_WITH_STACKS:
+            return "audit --stacks only"
+        return ", ".join(self.enforcement_points) + " only"
 
     @property
     def description(self) -> str:

@@ -21,12 +21,15 @@ def rules_markdown(rules: tuple[Rule, ...] = RULES) -> str:
         "`google`/`google-beta` providers bridged with `pulumi package add terraform-provider`;",
         "the rules that read IAM grants read each route's own IAM resources (the list, and what",
         "is not mapped, is in the policy pack reference: Routes to a push subscription).",
+        "Rules that compare the stacks with what runs apply only where both are seen: the",
+        "organisation audit with `--stacks` (column *applies*); the component, the pack, the",
+        "preview and analyze register them but never decide them.",
         "",
-        "| ID | default level | severity | title |",
-        "|---|---|---|---|",
+        "| ID | default level | severity | applies | title |",
+        "|---|---|---|---|---|",
     ]
     lines += [
-        f"| [`{r.id}`](#{r.id}) | {r.default_level.value} | {r.severity} | {r.title} |"
+        f"| [`{r.id}`](#{r.id}) | {r.default_level.value} | {r.severity} | {r.where} | {r.title} |"
         for r in rules
     ]
     for rule in rules:
@@ -35,7 +38,7 @@ def rules_markdown(rules: tuple[Rule, ...] = RULES) -> str:
             f"## {rule.id}",
             "",
             f"**{rule.title}** — default level: {rule.default_level.value}, "
-            f"severity: {rule.severity}.",
+            f"severity: {rule.severity}, applies: {rule.where}.",
             "",
             rule.description,
             "",

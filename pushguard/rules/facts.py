@@ -18,6 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from pushguard.rules.accounts import normalise_email, pubsub_service_agent_email
+from pushguard.rules.managed import Management
 
 PROJECT_ID_PATTERN = r"^(?:[a-z][a-z0-9.-]*[a-z0-9]:)?[a-z][a-z0-9-]{4,28}[a-z0-9]$"
 """A project ID: 6 to 30 lower-case letters, digits and hyphens, starting with a letter, optionally
@@ -158,6 +159,10 @@ class SubscriptionFacts(_Frozen):
     with the stack resources that hold each; ``None`` where there is no stack (the audit)."""
     unknown: frozenset[str] = Field(default_factory=frozenset)
     """Names of fields whose value is not known yet (see the module docstring)."""
+    management: Management | None = None
+    """What the given Pulumi stacks say of the subscription beside what runs
+    (:mod:`pushguard.rules.managed`); ``None`` where no stack states were given (every
+    enforcement point but the audit with ``--stacks``)."""
 
     @field_validator("push_auth_account")
     @classmethod

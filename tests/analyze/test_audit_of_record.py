@@ -220,7 +220,7 @@ def test_a_too_deep_or_inflating_file_is_named_and_the_others_are_reported(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The limit is 1 GiB; the test lowers it to 8 MiB to inflate a bomb of 16 MiB, not 1 GiB.
-    monkeypatch.setattr("pushguard.analyze.deployment.MAX_STATE_BYTES", 8 << 20)
+    monkeypatch.setattr("pushguard.state.files.MAX_STATE_BYTES", 8 << 20)  # read there
     deep = state(GOOD_PUSH, stack="deep")
     deep["deployment"]["resources"][0]["outputs"] = {"deep": "DEEP"}
     nested = '{"a": ' * 20_000 + '"leaf"' + "}" * 20_000  # past json.dumps's own recursion

@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
+from pushguard.audit.command import summary_line
+
 from . import cai
 from .conftest import Audit, audit, write_lines
 
@@ -169,6 +171,19 @@ def test_summary_counts(scenarios: Audit) -> None:
     assert (
         sum(summary["findings"]["violations_by_rule"].values()) == summary["findings"]["violations"]
     )
+
+
+def test_without_stacks_neither_stack_rule_is_checked_and_the_summary_says_so(
+    scenarios: Audit,
+) -> None:
+    # push-unmanaged and push-state-drift need --stacks (tests/audit/test_stacks.py)
+    stack_rules = {"push-unmanaged", "push-state-drift"}
+    assert not [f for f in scenarios.findings if f["rule_id"] in stack_rules]
+    stacks = scenarios.summary["stacks"]
+    assert stacks["checked"] is False and stacks["note"].startswith("not checked: no --stacks")
+    line = summary_line(scenarios.result.summary, str(scenarios.out))
+    assert "stacks not checked (--stacks)" in line
+    assert "not checked: no --stacks given" in (scenarios.out / "report.html").read_text()
 
 
 def test_dry_run_perimeters_count_only_when_asked(spark: SparkSession, tmp_path: Path) -> None:

@@ -39,6 +39,8 @@ PUBLIC_ORDER = (
     "push-audience-explicit",
     "push-sa-broad-grants",
     "push-shared-iam-binding",
+    "push-unmanaged",
+    "push-state-drift",
 )
 """The order of ``RULES``: mandatory rules first, then advisory ones, each in the order they were
 added. A new rule goes at the end of its level's group."""

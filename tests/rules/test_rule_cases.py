@@ -42,6 +42,8 @@ def test_rule_ids_and_levels_are_the_public_contract() -> None:
         "push-audience-explicit": "advisory",
         "push-sa-broad-grants": "advisory",
         "push-shared-iam-binding": "advisory",
+        "push-unmanaged": "advisory",
+        "push-state-drift": "advisory",
     }
 
 

@@ -53,10 +53,12 @@ from pushguard.crossguard.graph import ACCOUNT, RUN_V2, TOPIC
 from pushguard.crossguard.resources import SUBSCRIPTION_TYPE, WireResource
 from pushguard.crossguard.routes.names import PUSH_CONFIG, keys_of, misspelt
 from pushguard.crossguard.wire import UNKNOWN, WireShapeError, get, get_str, holds_unknown
+from pushguard.state.subscriptions import KCC_SUBSCRIPTION
+from pushguard.state.subscriptions import PROJECT_ANNOTATION as _PROJECT_ANNOTATION
 
-PROJECT_ANNOTATION = "cnrm.cloud.google.com/project-id"
+PROJECT_ANNOTATION = _PROJECT_ANNOTATION
 NAMESPACE = "kubernetes:core/v1:Namespace"
-SUBSCRIPTION = "kubernetes:pubsub.cnrm.cloud.google.com/v1beta1:PubSubSubscription"
+SUBSCRIPTION = KCC_SUBSCRIPTION
 SUBSCRIPTION_PATCH = f"{SUBSCRIPTION}Patch"
 """A patch of an existing ``PubSubSubscription`` (pulumi-kubernetes' ``CustomResourcePatch``,
 server-side apply: it sets only the fields it names; https://www.pulumi.com/registry/packages/kubernetes/how-to-guides/managing-resources-with-server-side-apply/)."""

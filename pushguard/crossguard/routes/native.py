@@ -35,8 +35,9 @@ from pushguard.crossguard.graph import ACCOUNT, FUNCTION_V1, RUN_V2, TOPIC
 from pushguard.crossguard.resources import SUBSCRIPTION_TYPE, WireResource
 from pushguard.crossguard.routes.names import PUSH_CONFIG, keys_of, misspelt
 from pushguard.crossguard.wire import get_str, holds_unknown
+from pushguard.state.subscriptions import NATIVE_SUBSCRIPTION
 
-SUBSCRIPTION = "google-native:pubsub/v1:Subscription"
+SUBSCRIPTION = NATIVE_SUBSCRIPTION
 
 # Native type -> (pulumi-gcp type, native property renamed to pulumi-gcp's name).
 _PLAIN: Mapping[str, tuple[str, Mapping[str, str]]] = {

@@ -35,8 +35,9 @@ from pushguard.crossguard.graph import (
     TOPIC,
 )
 from pushguard.crossguard.resources import SUBSCRIPTION_TYPE, WireResource
+from pushguard.state.subscriptions import TERRAFORM_PACKAGES
 
-PACKAGES: tuple[str, ...] = ("google", "google-beta")
+PACKAGES: tuple[str, ...] = TERRAFORM_PACKAGES
 """The package names ``pulumi package add terraform-provider hashicorp/google`` (and
 ``hashicorp/google-beta``) registers resources under."""
 

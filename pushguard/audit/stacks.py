@@ -1,0 +1,263 @@
+"""``--stacks``: Pulumi stack states read on the Spark executors, one small row per subscription
+resource a state manages (:data:`STACK_RECORDS_DDL`).
+
+The state inputs are those ``pushguard analyze`` reads (:func:`pushguard.state.files.
+find_state_files`: ``pulumi stack export`` files, folders of them, self-managed backend folders
+``.pulumi/stacks/PROJECT/STACK.json[.gz]``, a backend's ``history``/``backups``/``locks`` left
+out). Only the list of file names is made on the driver; the files are distributed to the
+executors (a path per element, read there with the same bounded reader analyze uses, so the
+paths must be readable where the executors run: local mode, or a file system every executor
+mounts), parsed there and flat-mapped into rows. Nothing per stack comes back to the driver but
+the counts and the first few unreadable files (:func:`check_records`).
+
+A state that cannot be read (not JSON, a version above 4, a malformed secret, a resource without
+a URN...) is a row with its ``problem``; :func:`check_records` raises :class:`StacksInputError`
+naming each such file and its cause, and the run exits 2 before it publishes anything, as for an
+export path that cannot be read (:class:`~pushguard.audit.read.InputError`). A JSON file found
+while walking a folder that is not Pulumi state at all (a ``package.json``) is skipped and
+counted, as analyze skips it; named on the command line, it is an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from pushguard.audit.read import InputError
+from pushguard.state.document import deployment_of, organization
+from pushguard.state.files import NotStateError, StateFileError, find_state_files, load_json
+from pushguard.state.subscriptions import (
+    PATH,
+    STATE_SUBSCRIPTION_TYPES,
+    recorded_subscription,
+)
+from pushguard.state.urn import STACK_TYPE, parse_urn
+
+STACK_RECORDS_DDL = (
+    "path string, project_id string, stack string, urn string, file string, "
+    "push_endpoint string, push_auth_account string, audience string, no_wrapper boolean, "
+    "write_metadata boolean, attributes array<string>, not_checked array<string>, "
+    "secret array<string>, problem string, problem_kind string"
+)
+"""One row per subscription resource of a state (``problem`` null), or one row per state file
+that could not be read (``problem``: the cause; ``problem_kind``: ``error``, or ``skipped`` for a
+file found in a folder that is not Pulumi state). ``path`` is ``projects/P/subscriptions/S``
+(null when the state does not say it: such a record is counted, never matched); ``stack`` is the
+fully qualified name (``organization/project/stack``; ``project/stack`` for a ``pulumi stack
+export`` file, which does not name its organisation); the push settings are those
+:func:`pushguard.state.subscriptions.recorded_subscription` reads; ``not_checked`` the settings
+held encrypted (or unknown) and ``secret`` those read from a ``--show-secrets`` plaintext."""
+
+MAX_LISTED_PROBLEMS = 10
+"""How many unreadable state files the error names (the count names them all)."""
+
+
+class StacksInputError(InputError):
+    """A ``--stacks`` path does not exist, holds no state file, or a state cannot be read: exit
+    code 2, naming each file and its cause."""
+
+
+@dataclass(frozen=True)
+class StateFiles:
+    """The state files a run reads (``files``, each with whether it was ``named`` on the
+    command line) and the JSON files found in folders that are not Pulumi state."""
+
+    files: list[tuple[str, bool]]
+    skipped: int
+
+
+def state_files(paths: Iterable[str]) -> StateFiles:
+    """The state files under ``paths`` (local paths or ``file:`` URIs), listed on the driver.
+
+    Raises:
+        StacksInputError: a path is a remote URI (``gs://``), does not exist, or is a folder
+            that holds no state file or cannot be listed (each named).
+    """
+    remote = [p for p in paths if "://" in p and not p.startswith("file://")]
+    if remote:
+        raise StacksInputError(
+            f"--stacks: {', '.join(remote)}: only local paths (or file:) are read; copy the "
+            "states to a local folder, or to a file system every executor mounts"
+        )
+    given = [Path(p.removeprefix("file://").removeprefix("file:")) for p in paths]
+    found, errors, skipped = find_state_files(given)
+    if errors:
+        raise StacksInputError("--stacks: " + "; ".join(f"{e.path}: {e.message}" for e in errors))
+    named = {str(p) for p in given if not p.is_dir()}
+    return StateFiles([(str(f), str(f) in named) for f in found], len(skipped))
+
+
+def _problem(file: str, message: str, kind: str = "error") -> tuple[Any, ...]:
+    return (None,) * 4 + (file,) + (None,) * 8 + (message, kind)
+
+
+def _qualified(document: dict[str, Any], resources: list[Any], file: str) -> str:
+    """``organization/project/stack`` (``project/stack`` without an organisation): the stack
+    resource's URN, else any resource's, else the checkpoint's ``stack``, else the file name."""
+    org = organization(document)
+    urns = [r.get("urn") for r in resources if isinstance(r, dict)]
+    ordered = sorted(
+        (u for u in urns if isinstance(u, str)), key=lambda u: f"::{STACK_TYPE}::" not in u
+    )
+    for urn in ordered:
+        try:
+            parts = parse_urn(urn)
+        except ValueError:
+            continue
+        return "/".join(x for x in (org, parts.project, parts.stack) if x)
+    checkpoint = document.get("checkpoint")
+    name = checkpoint.get("stack") if isinstance(checkpoint, dict) else None
+    if isinstance(name, str) and name:
+        return name
+    return Path(file).name.split(".", 1)[0]
+
+
+def _resources(file: str, deployment: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The deployment's resources, each an object with a string ``urn`` and ``type``.
+
+    Raises:
+        StateFileError: naming the resource index and the field."""
+    resources = (deployment or {}).get("resources") or []
+    if not isinstance(resources, list):
+        raise StateFileError(file, "deployment.resources must be a list")
+    for index, resource in enumerate(resources):
+        if not isinstance(resource, dict):
+            raise StateFileError(file, f"resources.{index} must be an object")
+        for key in ("urn", "type"):
+            if not isinstance(resource.get(key), str) or not resource[key]:
+                raise StateFileError(file, f"resources.{index}.{key} must be a non-empty string")
+        try:
+            parse_urn(resource["urn"])
+        except ValueError as error:
+            raise StateFileError(file, f"resources.{index}.urn: {error}") from None
+        for key in ("id", "outputs"):
+            expected = str if key == "id" else dict
+            if resource.get(key) is not None and not isinstance(resource[key], expected):
+                what = "a string" if key == "id" else "an object"
+                raise StateFileError(file, f"{resource['urn']} {key} must be {what}")
+    return resources
+
+
+def records_of_file(file: str, named: bool) -> Iterator[tuple[Any, ...]]:
+    """The rows (:data:`STACK_RECORDS_DDL`) of one state file; runs on an executor. Never
+    raises: a file that cannot be read is one ``problem`` row."""
+    try:
+        document, _ = load_json(Path(file))
+        _, deployment = deployment_of(file, document)
+        resources = _resources(file, deployment)
+        stack = _qualified(document, resources, file)
+        rows = []
+        for resource in resources:
+            if resource["type"] not in STATE_SUBSCRIPTION_TYPES or resource.get("delete"):
+                continue
+            recorded = recorded_subscription(
+                resource["type"], resource.get("id") or "", resource.get("outputs")
+            )
+            if recorded is None:
+                continue
+            settings = recorded.settings
+            match = PATH.match(recorded.path or "")
+            rows.append(
+                (
+                    recorded.path,
+                    match.group(1) if match else None,
+                    stack,
+                    resource["urn"],
+                    file,
+                    settings.get("push_endpoint"),
+                    settings.get("push_auth_account"),
+                    settings.get("audience"),
+                    bool(settings.get("no_wrapper")),
+                    settings.get("write_metadata"),
+                    list(settings.get("attributes") or ()),
+                    list(recorded.not_checked),
+                    list(recorded.secret),
+                    None,
+                    None,
+                )
+            )
+    except NotStateError as error:
+        yield _problem(file, error.message, "error" if named else "skipped")
+        return
+    except StateFileError as error:
+        yield _problem(file, error.message)
+        return
+    except Exception as error:  # fail closed: any other failure names the file
+        yield _problem(file, f"cannot be read: {type(error).__name__}: {error}")
+        return
+    yield from rows
+
+
+def read_records(
+    spark: SparkSession,
+    files: StateFiles,
+    keep: Callable[[DataFrame], DataFrame] = lambda frame: frame,
+) -> DataFrame:
+    """The rows of every state file (:data:`STACK_RECORDS_DDL`), read on the executors, passed
+    through ``keep`` (the run persists them). Lazy."""
+    context = spark.sparkContext
+    slices = max(1, min(len(files.files), context.defaultParallelism * 4))
+    rdd = context.parallelize(files.files, slices).flatMap(lambda item: records_of_file(*item))
+    return keep(spark.createDataFrame(rdd, STACK_RECORDS_DDL))
+
+
+@dataclass(frozen=True)
+class RecordCounts:
+    """What reading the states gave: state files read, subscription records (and of them
+    those without a path), files skipped (not state)."""
+
+    states: int
+    records: int
+    without_path: int
+    skipped: int
+
+
+def check_records(records: DataFrame, files: StateFiles) -> RecordCounts:
+    """Count the records and fail closed on unreadable states (one Spark job; what comes back
+    is a few counts and at most :data:`MAX_LISTED_PROBLEMS` problems).
+
+    Raises:
+        StacksInputError: some state files cannot be read: the count, and the first
+            :data:`MAX_LISTED_PROBLEMS` by file name, each with its cause.
+    """
+    kind = F.coalesce("problem_kind", F.lit("record"))
+    rows = (
+        records.groupBy(kind.alias("kind"))
+        .agg(
+            F.count(F.lit(1)).alias("rows"),
+            F.count(F.when(F.col("path").isNull(), 1)).alias("without_path"),
+            F.slice(
+                F.sort_array(
+                    F.collect_list(  # the problems only: a record row adds nothing (null)
+                        F.when(F.col("problem").isNotNull(), F.struct("file", "problem"))
+                    )
+                ),
+                1,
+                MAX_LISTED_PROBLEMS,
+            ).alias("first"),
+        )
+        .collect()
+    )
+    by_kind = {row["kind"]: row for row in rows}
+    errors = by_kind.get("error")
+    if errors is not None:
+        listed = "; ".join(f"{p['file']}: {p['problem']}" for p in errors["first"])
+        more = errors["rows"] - len(errors["first"])
+        raise StacksInputError(
+            f"--stacks: {errors['rows']} state file(s) cannot be read, so no stack's "
+            f"management is presumed: {listed}" + (f"; and {more} more" if more > 0 else "")
+        )
+    record = by_kind.get("record")
+    skipped = by_kind.get("skipped")
+    walked_skips = skipped["rows"] if skipped is not None else 0
+    return RecordCounts(
+        states=len(files.files) - walked_skips,
+        records=record["rows"] if record is not None else 0,
+        without_path=record["without_path"] if record is not None else 0,
+        skipped=files.skipped + walked_skips,
+    )

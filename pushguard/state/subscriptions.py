@@ -1,0 +1,246 @@
+"""Which resources of a Pulumi state make a Pub/Sub subscription, the subscription's path
+(``projects/P/subscriptions/S``) and the push configuration the state recorded for it.
+
+The type tokens are defined here once; the pack's routes (:mod:`pushguard.crossguard.routes`)
+import them:
+
+- pulumi-gcp ``gcp:pubsub/subscription:Subscription``: ``id`` is
+  ``projects/{{project}}/subscriptions/{{name}}`` (the provider's import ID,
+  https://www.pulumi.com/registry/packages/gcp/api-docs/pubsub/subscription/#import), outputs
+  ``project`` and ``name``; the push config under ``pushConfig`` (``pushEndpoint``,
+  ``oidcToken.serviceAccountEmail``, ``oidcToken.audience``, ``noWrapper.writeMetadata``,
+  ``attributes``);
+- the Terraform ``google``/``google-beta`` providers bridged with ``pulumi package add
+  terraform-provider``: the same schema under ``PACKAGE:index/pubsubSubscription:
+  PubsubSubscription``;
+- Google Cloud Native ``google-native:pubsub/v1:Subscription``: the Pub/Sub v1 REST resource,
+  whose ``name`` output is ``projects/P/subscriptions/S``
+  (https://cloud.google.com/pubsub/docs/reference/rest/v1/projects.subscriptions);
+- Config Connector ``PubSubSubscription`` through pulumi-kubernetes: ``spec.pushConfig`` has the
+  same fields; the subscription ID is ``spec.resourceID``, else ``metadata.name``; the project is
+  ``spec.projectRef.external``, else the object's ``cnrm.cloud.google.com/project-id``
+  annotation, else its ``metadata.namespace`` (Config Connector's default when the namespace
+  carries no annotation, https://cloud.google.com/config-connector/docs/how-to/organizing-resources/project-scoped-resources).
+  A namespace's own annotation is another resource's; it is not followed here.
+
+Plain Python over the state's JSON (:mod:`pushguard.state.document` for secrets).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from pushguard.rules.managed import RECORDED_SETTINGS
+from pushguard.state.document import (
+    ENCRYPTED,
+    OUTPUT_VALUE_SIG,
+    SIG_KEY,
+    is_secret,
+    secret_value,
+)
+from pushguard.state.files import StateFileError
+
+GCP_SUBSCRIPTION: Final = "gcp:pubsub/subscription:Subscription"
+"""pulumi-gcp's subscription (a public contract of the pack)."""
+NATIVE_SUBSCRIPTION: Final = "google-native:pubsub/v1:Subscription"
+"""Google Cloud Native's Pub/Sub v1 subscription."""
+KCC_SUBSCRIPTION: Final = "kubernetes:pubsub.cnrm.cloud.google.com/v1beta1:PubSubSubscription"
+"""Config Connector's ``PubSubSubscription`` through pulumi-kubernetes."""
+TERRAFORM_PACKAGES: Final = ("google", "google-beta")
+"""The package names of the bridged Terraform providers."""
+TERRAFORM_SUBSCRIPTIONS: Final = tuple(
+    f"{package}:index/pubsubSubscription:PubsubSubscription" for package in TERRAFORM_PACKAGES
+)
+"""The bridged Terraform providers' subscription (``google_pubsub_subscription``)."""
+
+STATE_SUBSCRIPTION_TYPES: Final = frozenset(
+    {GCP_SUBSCRIPTION, NATIVE_SUBSCRIPTION, KCC_SUBSCRIPTION, *TERRAFORM_SUBSCRIPTIONS}
+)
+"""The types whose state records a subscription's path and push config
+(:func:`recorded_subscription`)."""
+
+PROJECT_ANNOTATION: Final = "cnrm.cloud.google.com/project-id"
+
+PATH: Final = re.compile(r"^projects/([^/]+)/subscriptions/([^/]+)$")
+"""A subscription's path, ``projects/P/subscriptions/S``."""
+
+PUSH_FIELDS: Final = RECORDED_SETTINGS
+"""The push settings a state records, compared field by field with the export's
+(:data:`pushguard.rules.managed.RECORDED_SETTINGS`)."""
+
+
+class _UnreadableError(Exception):
+    """A value below an encrypted secret or an output value without one."""
+
+
+@dataclass(frozen=True)
+class RecordedSubscription:
+    """One subscription a state manages: its ``path`` (``None`` when the state does not say
+    it), the push ``settings`` it recorded (field of :data:`PUSH_FIELDS` -> value: strings, a
+    bool, or sorted ``key=value`` strings for ``attributes``; an absent field is ``None``) and
+    ``not_checked``: the fields whose recorded value is an encrypted secret or unknown, which
+    cannot be compared; ``secret``: the fields read from a ``--show-secrets`` plaintext (their
+    values are compared, never shown)."""
+
+    path: str | None
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    not_checked: tuple[str, ...] = ()
+    secret: tuple[str, ...] = ()
+
+
+def _open(value: Any, seen: list[bool] | None = None) -> Any:
+    """``value`` with secret envelopes and output values opened (``seen`` gets ``True`` for each
+    secret opened).
+
+    Raises:
+        _UnreadableError: an encrypted secret, or an output value whose value is unknown.
+    """
+    while isinstance(value, dict):
+        if is_secret(value):
+            if seen is not None:
+                seen.append(True)
+            try:
+                value = secret_value("", "", value)
+            except StateFileError:  # a malformed envelope: not readable, never guessed
+                raise _UnreadableError from None
+            if value is ENCRYPTED:
+                raise _UnreadableError
+            continue
+        if value.get(SIG_KEY) == OUTPUT_VALUE_SIG:
+            if "value" not in value:
+                raise _UnreadableError
+            value = value["value"]
+            continue
+        return value
+    return value
+
+
+def _at(value: Any, *keys: str, seen: list[bool] | None = None) -> Any:
+    """The value under ``keys`` (``None`` when a level is missing or not an object), secrets
+    opened on the way (``seen``: as for :func:`_open`).
+
+    Raises:
+        _UnreadableError: a level is an encrypted secret (its value cannot be read).
+    """
+    value = _open(value, seen)
+    for key in keys:
+        if not isinstance(value, dict):
+            return None
+        value = _open(value.get(key), seen)
+    return value
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _settings(
+    push: Callable[..., Any],
+) -> tuple[dict[str, Any], tuple[str, ...], tuple[str, ...]]:
+    """The :data:`PUSH_FIELDS` read with ``push(*keys, seen=...)`` under the push config; the
+    fields not readable (encrypted); the fields read through a plaintext secret."""
+    settings: dict[str, Any] = {}
+    hidden: list[str] = []
+    secret: list[str] = []
+    reads: dict[str, tuple[str, ...]] = {
+        "push_endpoint": ("pushEndpoint",),
+        "push_auth_account": ("oidcToken", "serviceAccountEmail"),
+        "audience": ("oidcToken", "audience"),
+        "no_wrapper": ("noWrapper",),
+        "write_metadata": ("noWrapper", "writeMetadata"),
+        "attributes": ("attributes",),
+    }
+    for name, keys in reads.items():
+        seen: list[bool] = []
+        try:
+            value = push(*keys, seen=seen)
+            if name == "attributes" and isinstance(value, dict):
+                value = {k: _open(v, seen) for k, v in value.items()}
+        except _UnreadableError:
+            hidden.append(name)
+            continue
+        if seen:
+            secret.append(name)
+        if name == "no_wrapper":
+            settings[name] = isinstance(value, dict)
+        elif name == "write_metadata":
+            settings[name] = value if isinstance(value, bool) else None
+        elif name == "attributes":
+            settings[name] = _attributes(value)
+        else:
+            text = _text(value)
+            settings[name] = text.lower() if text and name == "push_auth_account" else text
+    return settings, tuple(hidden), tuple(secret)
+
+
+def _attributes(value: Any) -> tuple[str, ...]:
+    """Push attributes as sorted ``key=value`` strings (``x-goog-version``; an absent map is
+    no attributes). Raises :class:`_UnreadableError` for an encrypted value inside."""
+    if not isinstance(value, dict):
+        return ()
+    return tuple(sorted(f"{k}={v}" for k, v in value.items()))
+
+
+def _kcc_path(outputs: Any) -> str | None:
+    spec = _at(outputs, "spec")
+    name = _text(_at(spec, "resourceID")) or _text(_at(outputs, "metadata", "name"))
+    project = (
+        _text(_at(spec, "projectRef", "external"))
+        or _text(_at(outputs, "metadata", "annotations", PROJECT_ANNOTATION))
+        or _text(_at(outputs, "metadata", "namespace"))
+    )
+    if not name or not project:
+        return None
+    return f"projects/{project.removeprefix('projects/')}/subscriptions/{name}"
+
+
+def _path(resource_type: str, resource_id: str, outputs: Any) -> str | None:
+    """The subscription's path from the resource's ``id`` or outputs (see the module)."""
+    if resource_type == KCC_SUBSCRIPTION:
+        return _kcc_path(outputs)
+    for candidate in (resource_id, _at(outputs, "name"), _at(outputs, "id")):
+        if isinstance(candidate, str) and PATH.match(candidate):
+            return candidate
+    project, name = _text(_at(outputs, "project")), _text(_at(outputs, "name"))
+    if project and name and "/" not in name:
+        return f"projects/{project}/subscriptions/{name}"
+    return None
+
+
+def recorded_subscription(
+    resource_type: str, resource_id: str, outputs: Mapping[str, Any] | None
+) -> RecordedSubscription | None:
+    """What a state resource of :data:`STATE_SUBSCRIPTION_TYPES` records of its subscription
+    (``None`` for any other type). ``outputs`` are the resource's outputs as the state holds
+    them (secret envelopes and version 4 output values included). Never raises: a path below
+    an encrypted secret is ``None``; a push field below one is in ``not_checked``."""
+    if resource_type not in STATE_SUBSCRIPTION_TYPES:
+        return None
+    try:
+        path = _path(resource_type, resource_id, outputs or {})
+    except _UnreadableError:
+        path = None
+    kcc = resource_type == KCC_SUBSCRIPTION
+    base: tuple[str, ...] = ("spec", "pushConfig") if kcc else ("pushConfig",)
+
+    def push(*keys: str, seen: list[bool]) -> Any:
+        return _at(outputs or {}, *base, *keys, seen=seen)
+
+    settings, hidden, secret = _settings(push)
+    return RecordedSubscription(path, settings, hidden, secret)
+
+
+__all__ = [
+    "ENCRYPTED",
+    "GCP_SUBSCRIPTION",
+    "KCC_SUBSCRIPTION",
+    "NATIVE_SUBSCRIPTION",
+    "PUSH_FIELDS",
+    "STATE_SUBSCRIPTION_TYPES",
+    "TERRAFORM_SUBSCRIPTIONS",
+    "RecordedSubscription",
+    "recorded_subscription",
+]

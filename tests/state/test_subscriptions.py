@@ -1,0 +1,71 @@
+"""What a state resource records of its subscription (:mod:`pushguard.state.subscriptions`): the
+path per route and the push settings, with secrets and version 4 output values as Pulumi writes
+them (the values an attacker or a broken state could put there included)."""
+
+from __future__ import annotations
+
+from pushguard.state.document import OUTPUT_VALUE_SIG
+from pushguard.state.subscriptions import (
+    GCP_SUBSCRIPTION,
+    KCC_SUBSCRIPTION,
+    NATIVE_SUBSCRIPTION,
+    TERRAFORM_SUBSCRIPTIONS,
+    recorded_subscription,
+)
+from tests.analyze.exports import SIG, encrypted, shown
+
+PATH = "projects/acme-orders/subscriptions/orders"
+PUSH = {"pushEndpoint": "https://a.example/push", "oidcToken": {"serviceAccountEmail": "A@x.com"}}
+
+
+def test_the_path_of_each_route() -> None:
+    assert recorded_subscription(GCP_SUBSCRIPTION, PATH, {}).path == PATH
+    native = recorded_subscription(NATIVE_SUBSCRIPTION, "", {"name": PATH})
+    assert native.path == PATH
+    bridged = recorded_subscription(
+        TERRAFORM_SUBSCRIPTIONS[1], "", {"project": "acme-orders", "name": "orders"}
+    )
+    assert bridged.path == PATH
+    kcc = {
+        "metadata": {"name": "k8s-name", "namespace": "team"},
+        "spec": {"resourceID": "orders", "projectRef": {"external": "projects/acme-orders"}},
+    }
+    assert recorded_subscription(KCC_SUBSCRIPTION, "team/k8s-name", kcc).path == PATH
+    assert recorded_subscription("gcp:pubsub/topic:Topic", PATH, {}) is None
+
+
+def test_a_path_that_is_not_one_is_not_matched() -> None:
+    for bad in ("projects/a/subscriptions/b/extra", "projects//subscriptions/b", "../x"):
+        assert recorded_subscription(GCP_SUBSCRIPTION, bad, {"name": "b/../c"}).path is None
+
+
+def test_secrets_encrypted_are_not_checked_and_plaintext_ones_are_marked() -> None:
+    hidden = recorded_subscription(
+        GCP_SUBSCRIPTION, PATH, {"pushConfig": {**PUSH, "oidcToken": encrypted("x")}}
+    )
+    assert hidden.not_checked == ("push_auth_account", "audience")
+    assert hidden.settings["push_endpoint"] == "https://a.example/push"
+    plain = recorded_subscription(GCP_SUBSCRIPTION, PATH, {"pushConfig": shown(PUSH)})
+    assert plain.not_checked == () and set(plain.secret) >= {"push_endpoint", "push_auth_account"}
+    assert plain.settings["push_auth_account"] == "a@x.com"
+    whole = recorded_subscription(GCP_SUBSCRIPTION, encrypted(PATH), encrypted({"id": PATH}))
+    assert whole.path is None  # below an encrypted secret: never guessed
+
+
+def test_output_values_of_version_4() -> None:
+    known = {SIG: OUTPUT_VALUE_SIG, "value": PUSH, "dependencies": []}
+    assert (
+        recorded_subscription(GCP_SUBSCRIPTION, PATH, {"pushConfig": known}).settings[
+            "push_endpoint"
+        ]
+        == "https://a.example/push"
+    )
+    unknown = {SIG: OUTPUT_VALUE_SIG, "dependencies": ["urn:pulumi:a::b::c::d"]}
+    record = recorded_subscription(GCP_SUBSCRIPTION, PATH, {"pushConfig": unknown})
+    assert "push_endpoint" in record.not_checked
+
+
+def test_a_malformed_plaintext_is_not_checked_not_trusted() -> None:
+    broken = {SIG: "1b47061264138c4ac30d75fd1eb44270", "plaintext": "{not json"}
+    record = recorded_subscription(GCP_SUBSCRIPTION, PATH, {"pushConfig": broken})
+    assert "push_endpoint" in record.not_checked
