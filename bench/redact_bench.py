@@ -1,6 +1,7 @@
-"""Benchmark of the redaction of reports (``pushguard.gate.redact``, over ``pushguard.rules.redaction``) on adversarial lengths: inputs
-built to make a backtracking regular expression quadratic or worse (long runs of scheme
-separators, brackets, ``@?`` pairs, one huge token). Each must take time linear in its length.
+"""Benchmark of the redaction of reports (``pushguard.gate.redact``, over
+``pushguard.rules.redaction``) on adversarial lengths: inputs built to make a backtracking
+regular expression quadratic or worse (long runs of scheme separators, brackets, ``@?`` pairs,
+one huge token). Each must take time linear in its length.
 
     python bench/redact_bench.py
 

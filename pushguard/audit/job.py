@@ -9,9 +9,9 @@ kept assets (no hierarchy collect when the export carries ``ancestors``); the ru
 the executors (``mapInArrow``), their findings kept before they are sorted and written;
 the summary and the report come from one collect of small aggregates
 (:mod:`pushguard.audit.aggregates`). Shuffle partitions are sized by adaptive query execution on
-every master. Every frame read more than once is kept as a checkpoint (:class:`_Persisted`), so
-later plans start from its partitions, not from its lineage. What comes back to the driver does not grow with the lines: counts per split, type
-and reason, and fixed-size aggregates.
+every master. Every frame read more than once is kept as a checkpoint (:class:`_Persisted`),
+so later plans start from its partitions, not from its lineage. What comes back to the driver
+does not grow with the lines: counts per split, type and reason, and fixed-size aggregates.
 """
 
 from __future__ import annotations

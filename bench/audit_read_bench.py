@@ -1,0 +1,114 @@
+"""Where the audit's scan stands against other ways of reading the same export (issue 21): one
+``local[*]`` session with default settings, each read timed as one Spark job that touches every
+line (``noop`` sink, or the scan's own count), warm-up first, rounds alternated.
+
+- **baseline**: the issue's Spark parse baseline without its Parquet write:
+  ``spark.read.schema("name string, asset_type string, resource struct<data string>").json``,
+  subscriptions kept;
+- **json identity**: Spark's JSON source with the audit's identity schema and the corrupt-record
+  column (what a JSON-source read of the identity would cost);
+- **text + from_json identity**: the text source and ``from_json`` with the same schema (how the
+  audit reads the identity today);
+- **audit scan**: the audit's whole pass (:func:`pushguard.audit.parse.parse_lines`,
+  :func:`pushguard.audit.scan.stored_lines`, :meth:`pushguard.audit.scan.Scan.of`): identity,
+  envelope and payloads of the needed types, reasons, counts, and the kept lines.
+
+    python bench/audit_read_bench.py /tmp/exports/export-1000000 --rounds 2
+
+Prints one row per read: the median seconds and the ratio to the baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F  # noqa: N812 (PySpark's convention)
+
+from pushguard.audit.parse import parse_lines
+from pushguard.audit.read import discover, read_lines
+from pushguard.audit.scan import Scan, stored_lines
+from pushguard.audit.schemas import CORRUPT, IDENTITY, SUBSCRIPTION
+
+BASELINE_SCHEMA = "name string, asset_type string, resource struct<data string>"
+
+
+def reads(spark: SparkSession, path: str) -> dict[str, Callable[[], object]]:
+    """The reads to time, each a function that runs one job over every line."""
+    files = [str(p) for p in sorted(Path(path).iterdir()) if not p.name.startswith((".", "_"))]
+
+    def baseline() -> object:
+        frame = spark.read.schema(BASELINE_SCHEMA).json(files)
+        frame.filter(F.col("asset_type") == SUBSCRIPTION).write.format("noop").mode(
+            "overwrite"
+        ).save()
+        return None
+
+    def json_identity() -> object:
+        frame = spark.read.schema(IDENTITY).option("columnNameOfCorruptRecord", CORRUPT).json(files)
+        frame.filter(F.col("asset_type") == SUBSCRIPTION).write.format("noop").mode(
+            "overwrite"
+        ).save()
+        return None
+
+    def text_identity() -> object:
+        frame = spark.read.text(files).select(
+            F.from_json("value", IDENTITY, {"columnNameOfCorruptRecord": CORRUPT}).alias("id")
+        )
+        frame.filter(F.col("id.asset_type") == SUBSCRIPTION).write.format("noop").mode(
+            "overwrite"
+        ).save()
+        return None
+
+    def audit_scan() -> object:
+        lines = read_lines(spark, discover(spark, [path]))
+        stored = stored_lines(parse_lines(lines)).localCheckpoint(eager=False)
+        scan = Scan.of(stored)
+        return scan.read
+
+    return {
+        "baseline": baseline,
+        "json identity": json_identity,
+        "text + from_json identity": text_identity,
+        "audit scan": audit_scan,
+    }
+
+
+def main() -> None:
+    """Time each read ``--rounds`` times (after one warm-up of each) and print the table."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("export", help="a folder of newline-delimited export files")
+    parser.add_argument("--rounds", type=int, default=2)
+    options = parser.parse_args()
+    spark = (
+        SparkSession.builder.master("local[*]")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    timed = reads(spark, options.export)
+    for read in timed.values():
+        read()  # warm-up: JIT, file listing, the Python worker
+    times: dict[str, list[float]] = {name: [] for name in timed}
+    for _ in range(options.rounds):
+        for name, read in timed.items():
+            started = time.perf_counter()
+            read()
+            times[name].append(time.perf_counter() - started)
+    base = statistics.median(times["baseline"])
+    print("| read | median s | / baseline |")
+    print("|---|---|---|")
+    for name, values in times.items():
+        median = statistics.median(values)
+        print(f"| {name} | {median:.2f} | {median / base:.2f}x |")
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
