@@ -87,4 +87,6 @@ RULE = Rule(
         'token_creator_grant: "none" / grant_invoker: false on the components of team stacks.'
     ),
     check=check,
+    # it reads the stack's declarations: the audit (one asset per binding) cannot see them
+    enforcement_points=("pack", "preview", "analyze"),
 )
