@@ -190,7 +190,9 @@ def generate(folder: Path, lines: int, seed: int = 7) -> None:
             for _ in range(95):
                 k += 1
                 if k % 50 == 0:
-                    block.append(_subscription(pid, num, anc, k, push=k % 5 < 3, accounts=accounts))
+                    # 3 in 5 subscriptions push (k is a multiple of 50: k % 5 is always 0)
+                    push = (k // 50) % 5 < 3
+                    block.append(_subscription(pid, num, anc, k, push=push, accounts=accounts))
                 else:
                     block.append(_other_line(k % 5, pid, num, anc, k))
             shard = shards[n % SHARDS]

@@ -9,6 +9,12 @@ line (``noop`` sink, or the scan's own count), warm-up first, rounds alternated.
   column (what a JSON-source read of the identity would cost);
 - **text + from_json identity**: the text source and ``from_json`` with the same schema (how the
   audit reads the identity today);
+- **audit lines**: the audit's text read alone (file, split, position, text:
+  :func:`pushguard.audit.read.read_lines`);
+- **+ identity and envelope**, **+ payloads**, **+ reasons**: the audit's parse, step by step
+  (the identity of every line and the envelope of the needed types; their typed payloads; the
+  quarantine reasons, blank lines and the wrong-type suspicion:
+  :func:`pushguard.audit.parse.parse_lines`);
 - **audit scan**: the audit's whole pass (:func:`pushguard.audit.parse.parse_lines`,
   :func:`pushguard.audit.scan.stored_lines`, :meth:`pushguard.audit.scan.Scan.of`): identity,
   envelope and payloads of the needed types, reasons, counts, and the kept lines.
@@ -26,10 +32,15 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812 (PySpark's convention)
 
-from pushguard.audit.parse import parse_lines
+from pushguard.audit.parse import (
+    DEFAULT_MAX_LINE_BYTES,
+    _with_envelope,
+    _with_payloads,
+    parse_lines,
+)
 from pushguard.audit.read import discover, read_lines
 from pushguard.audit.scan import Scan, stored_lines
 from pushguard.audit.schemas import CORRUPT, IDENTITY, SUBSCRIPTION
@@ -64,8 +75,26 @@ def reads(spark: SparkSession, path: str) -> dict[str, Callable[[], object]]:
         ).save()
         return None
 
+    inputs = discover(spark, [path])
+
+    def noop(frame: DataFrame) -> None:
+        frame.write.format("noop").mode("overwrite").save()
+
+    def steps() -> dict[str, Callable[[], object]]:
+        limit = DEFAULT_MAX_LINE_BYTES
+        return {
+            "audit lines": lambda: noop(read_lines(spark, inputs)),
+            "+ identity and envelope": lambda: noop(
+                _with_envelope(read_lines(spark, inputs), limit)
+            ),
+            "+ payloads": lambda: noop(
+                _with_payloads(_with_envelope(read_lines(spark, inputs), limit))
+            ),
+            "+ reasons": lambda: noop(parse_lines(read_lines(spark, inputs), limit)),
+        }
+
     def audit_scan() -> object:
-        lines = read_lines(spark, discover(spark, [path]))
+        lines = read_lines(spark, inputs)
         stored = stored_lines(parse_lines(lines)).localCheckpoint(eager=False)
         scan = Scan.of(stored)
         return scan.read
@@ -74,6 +103,7 @@ def reads(spark: SparkSession, path: str) -> dict[str, Callable[[], object]]:
         "baseline": baseline,
         "json identity": json_identity,
         "text + from_json identity": text_identity,
+        **steps(),
         "audit scan": audit_scan,
     }
 
