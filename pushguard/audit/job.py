@@ -45,8 +45,8 @@ LOG = logging.getLogger("pushguard.audit")
 
 
 class _Persisted:
-    """The frames a run keeps, each a checkpoint that cuts its lineage, released in reverse
-    order when the run ends.
+    """The frames a run keeps, each a checkpoint that cuts its lineage (but the scanned lines:
+    :meth:`cache`), released in reverse order when the run ends.
 
     A kept frame is read again by later queries. Persisting it (``persist``) would keep its whole
     logical plan under every later query: the parse's large expressions and the joins were
@@ -90,8 +90,8 @@ class _Persisted:
 
     def release(self) -> None:
         """Drop the blocks of every kept and cached frame, the last kept first (a reliable
-        checkpoint's
-        files are Spark's to clean: ``spark.cleaner.referenceTracking.cleanCheckpoints``).
+        checkpoint's files are Spark's to clean:
+        ``spark.cleaner.referenceTracking.cleanCheckpoints``).
 
         Through ``SparkContext.unpersistRDD``, as Spark's own cleaner does: ``RDD.unpersist``
         would log a warning per local checkpoint that its lineage cannot be recomputed, which
