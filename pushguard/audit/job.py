@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -64,6 +65,7 @@ class _Persisted:
 
     def __init__(self, spark: SparkSession) -> None:
         self._context = spark.sparkContext._jsc.sc()
+        self._jvm = spark.sparkContext._jvm
         self._reliable = self._context.getCheckpointDir().isDefined()
         self._checkpoints: list[DataFrame] = []
         self._cached: list[DataFrame] = []
@@ -89,18 +91,29 @@ class _Persisted:
         return cached
 
     def release(self) -> None:
-        """Drop the blocks of every kept and cached frame, the last kept first (a reliable
-        checkpoint's files are Spark's to clean:
-        ``spark.cleaner.referenceTracking.cleanCheckpoints``).
+        """Drop the blocks of every kept and cached frame, the last kept first, and delete the
+        files of the reliable checkpoints (:meth:`_delete`).
 
         Through ``SparkContext.unpersistRDD``, as Spark's own cleaner does: ``RDD.unpersist``
         would log a warning per local checkpoint that its lineage cannot be recomputed, which
         is the point of it."""
         context = self._context
         for frame in reversed(self._checkpoints):
-            context.unpersistRDD(frame._jdf.queryExecution().logical().rdd().id(), False)
+            rdd = frame._jdf.queryExecution().logical().rdd()
+            context.unpersistRDD(rdd.id(), False)
+            if self._reliable:
+                self._delete(rdd.getCheckpointFile())
         for frame in reversed(self._cached):
             frame.unpersist()
+
+    def _delete(self, checkpoint_file: Any) -> None:
+        """Delete a reliable checkpoint's folder (a Scala ``Option[String]``; nothing when the
+        frame was never computed): it holds the inventory's rows as they were read, secrets and
+        endpoint tokens unredacted, so nothing of it outlives the run."""
+        if checkpoint_file.isDefined():
+            jvm: Any = self._jvm
+            path = jvm.org.apache.hadoop.fs.Path(checkpoint_file.get())
+            path.getFileSystem(self._context.hadoopConfiguration()).delete(path, True)
 
 
 class _Phases:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from pushguard.audit.read import InputError
@@ -143,6 +143,20 @@ def _resources(file: str, deployment: dict[str, Any] | None) -> list[dict[str, A
     return resources
 
 
+def _manages(resource: dict[str, Any]) -> bool:
+    """Whether the stack manages this resource as a subscription: one of
+    :data:`STATE_SUBSCRIPTION_TYPES`, neither pending deletion (``delete``: replaced, the old
+    copy not yet deleted) nor read only (``external``: ``Subscription.get()`` or a ``read``,
+    which Pulumi records but never creates, updates or deletes;
+    https://www.pulumi.com/docs/iac/concepts/resources/get/). A read resource's outputs are a
+    snapshot, not what the stack declares."""
+    return (
+        resource["type"] in STATE_SUBSCRIPTION_TYPES
+        and not resource.get("delete")
+        and not resource.get("external")
+    )
+
+
 def records_of_file(file: str, named: bool) -> Iterator[tuple[Any, ...]]:
     """The rows (:data:`STACK_RECORDS_DDL`) of one state file; runs on an executor. Never
     raises: a file that cannot be read is one ``problem`` row."""
@@ -153,7 +167,7 @@ def records_of_file(file: str, named: bool) -> Iterator[tuple[Any, ...]]:
         stack = _qualified(document, resources, file)
         rows = []
         for resource in resources:
-            if resource["type"] not in STATE_SUBSCRIPTION_TYPES or resource.get("delete"):
+            if not _manages(resource):
                 continue
             recorded = recorded_subscription(
                 resource["type"], resource.get("id") or "", resource.get("outputs")
@@ -203,7 +217,20 @@ def read_records(
     context = spark.sparkContext
     slices = max(1, min(len(files.files), context.defaultParallelism * 4))
     rdd = context.parallelize(files.files, slices).flatMap(lambda item: records_of_file(*item))
-    return keep(spark.createDataFrame(rdd, STACK_RECORDS_DDL))
+    return keep(one_per_resource(spark.createDataFrame(rdd, STACK_RECORDS_DDL)))
+
+
+def one_per_resource(records: DataFrame) -> DataFrame:
+    """``records`` with one row per stack resource (fully qualified stack and URN): the same
+    state read twice (a copy, a symlink, a ``.json.gz`` beside the ``.json``) gives its
+    resources once, from the first file by name, so each finding is reported once under its
+    ``finding_id``. Problem rows are all kept. Lazy."""
+    first = F.row_number().over(Window.partitionBy("stack", "urn").orderBy("file"))
+    problems = records.filter(F.col("problem").isNotNull())
+    resources = records.filter(F.col("problem").isNull())
+    return problems.unionByName(
+        resources.withColumn("first", first).filter(F.col("first") == 1).drop("first")
+    )
 
 
 @dataclass(frozen=True)
@@ -255,6 +282,12 @@ def check_records(records: DataFrame, files: StateFiles) -> RecordCounts:
     record = by_kind.get("record")
     skipped = by_kind.get("skipped")
     walked_skips = skipped["rows"] if skipped is not None else 0
+    if len(files.files) == walked_skips:
+        raise StacksInputError(
+            f"--stacks: no Pulumi state among the {walked_skips + files.skipped} JSON file(s) "
+            "found (none is a `pulumi stack export` file or a backend checkpoint), so no "
+            "stack's management can be checked"
+        )
     return RecordCounts(
         states=len(files.files) - walked_skips,
         records=record["rows"] if record is not None else 0,

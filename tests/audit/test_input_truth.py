@@ -88,8 +88,40 @@ def truth_run(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> 
     """The audit of :func:`build`, and whether Spark's cache was empty right after it."""
     root = tmp_path_factory.mktemp("truth")
     spark.catalog.clearCache()
+    context = spark.sparkContext._jsc.sc()
+    blocks_before = context.getPersistentRDDs().size()
     result = audit(spark, [build(root)], root / "out")
-    return result, bool(spark._jsparkSession.sharedState().cacheManager().isEmpty())
+    released = (
+        bool(spark._jsparkSession.sharedState().cacheManager().isEmpty())
+        and context.getPersistentRDDs().size() == blocks_before  # its checkpoints too
+    )
+    return result, released
+
+
+def test_reliable_checkpoints_are_deleted_when_the_run_ends(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """With a checkpoint folder (spark.checkpoint.dir), the audit's checkpoints are files there:
+    they hold the inventory's rows unredacted (endpoint tokens), so none outlives the run."""
+    export = write_lines(
+        tmp_path / "export" / "cai.json",
+        [
+            cai.subscription(
+                "acme-orders", "123456789012", "leaky", "https://h.example/p?token=s3cr3t"
+            )
+        ],
+    )
+    context = spark.sparkContext._jsc.sc()
+    folder = tmp_path / "checkpoints"
+    spark.sparkContext.setCheckpointDir(str(folder))
+    try:
+        result = audit(spark, [export], tmp_path / "out")
+    finally:  # the session is shared: back to local checkpoints
+        getattr(context, "checkpointDir_$eq")(spark.sparkContext._jvm.scala.Option.apply(None))
+    assert "push-no-query-token" in result.violations("leaky")
+    written = [p for p in folder.rglob("*") if p.is_file()]
+    assert written == [], written
+    assert any(folder.rglob("*")), "the run did not use the checkpoint folder"
 
 
 @pytest.fixture

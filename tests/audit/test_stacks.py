@@ -55,6 +55,7 @@ def build_export(folder: Path) -> Path:
         _sub("paused", endpoint=None, account=None),
         _sub("unwrapped"),  # the state records noWrapper, the live one is wrapped
         _sub("rogue"),  # made outside any stack
+        _sub("read-only"),  # a stack reads it (Subscription.get): not managed by it
         _sub("accepted"),  # made outside any stack, under an exception of the policy config
         _sub("pulled", endpoint=None, account=None),  # a pull subscription no stack manages
         _sub("native"),
@@ -82,7 +83,10 @@ def build_states(folder: Path) -> list[Path]:
     prod.subscription(ORDERS, "unwrapped", push_config(RUN, PUSH, "orders", no_wrapper=True))
     prod.subscription(ORDERS, "deleted", push_config(RUN, PUSH, "orders"))
     prod.subscription(ELSEWHERE, "ghost", push_config(RUN, PUSH, "orders"))
+    prod.subscription(ORDERS, "read-only", push_config(RUN, PUSH, "orders"))
+    prod.resources[-1]["external"] = True  # how Pulumi records a read resource
     write(exports / "prod.json", prod.export())
+    write(exports / "prod-copy.json.gz", prod.export(), gzipped=True)  # the same state twice
 
     routes = Stack("routes", "dev")
     routes.resource(
@@ -219,8 +223,12 @@ def test_an_unmanaged_push_subscription_is_reported_and_a_pull_one_is_not(audite
     assert audited.of("pulled") == []
     [accepted] = audited.of("accepted")
     assert accepted["status"] == "excepted" and accepted["exception_reason"] == "legacy"
+    [read_only] = audited.of("read-only")
+    assert read_only["rule_id"] == "push-unmanaged" and read_only["status"] == "violation"
     violations = [r for r in audited.findings("push-unmanaged") if r["status"] == "violation"]
-    assert [r["asset_name"] for r in violations] == [rogue["asset_name"]]
+    assert sorted(r["asset_name"] for r in violations) == sorted(
+        [read_only["asset_name"], rogue["asset_name"]]
+    )
 
 
 def test_drift_names_the_stack_and_the_fields_redacted(audited: Run) -> None:
@@ -268,11 +276,12 @@ def test_deleted_out_of_band_only_when_the_export_holds_its_project(audited: Run
 def test_the_summary_counts_per_project_and_per_stack(audited: Run) -> None:
     stacks = audited.summary["stacks"]
     assert stacks["checked"] is True
-    assert stacks["states"] == 4 and stacks["files_skipped"] == 2
-    assert stacks["by_project"] == {ORDERS: {"managed": 10, "unmanaged": 2}}
+    assert stacks["states"] == 5 and stacks["files_skipped"] == 2  # prod.json read twice
+    # the copy of prod.json adds no finding and no count: one record per stack resource
+    assert stacks["by_project"] == {ORDERS: {"managed": 10, "unmanaged": 3}}
     assert stacks["drifted_by_stack"] == {"orders/prod": 4}
     assert stacks["deleted_by_stack"] == {"orders/prod": 1}
-    assert "2 push subscriptions unmanaged, 4 drifted, 1 deleted out of band" in audited.stdout
+    assert "3 push subscriptions unmanaged, 4 drifted, 1 deleted out of band" in audited.stdout
     assert audited.summary["findings"]["excepted_by_rule"] == {"push-unmanaged": 1}
     report = (audited.out / "report.html").read_text()
     assert "<h2>Drift per stack</h2>" in report and "<code>orders/prod</code>" in report
@@ -294,6 +303,10 @@ def test_an_unreadable_state_fails_the_run_naming_it(spark: SparkSession, tmp_pa
     assert not (tmp_path / "out").exists(), "nothing is published"
     missing = run(tmp_path, export, [tmp_path / "nowhere"])
     assert missing.code == 2 and "nowhere: does not exist" in missing.stderr
+    no_state = tmp_path / "not-states"
+    write(no_state / "package.json", {"name": "web", "version": "1.0.0"})
+    nothing = run(tmp_path, export, [no_state])
+    assert nothing.code == 2 and "no Pulumi state among the 1 JSON file(s)" in nothing.stderr
 
 
 def test_every_type_the_pack_maps_as_a_subscription_is_read_from_state() -> None:
