@@ -10,7 +10,7 @@ paths must be readable where the executors run: local mode, or a file system eve
 mounts), parsed there and flat-mapped into rows. Nothing per stack comes back to the driver but
 the counts and the first few unreadable files (:func:`check_records`).
 
-A state that cannot be read (not JSON, a version above 4, a malformed secret, a resource without
+A state that cannot be read (not JSON, a version above 4, a resource without
 a URN...) is a row with its ``problem``; :func:`check_records` raises :class:`StacksInputError`
 naming each such file and its cause, and the run exits 2 before it publishes anything, as for an
 export path that cannot be read (:class:`~pushguard.audit.read.InputError`). A JSON file found
