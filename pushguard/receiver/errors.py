@@ -41,3 +41,24 @@ class PushRejected(Exception):  # noqa: N818 - the public name users catch
 def body_too_large() -> PushRejected:
     """The rejection for a body over ``max_body_bytes`` (announced or read)."""
     return PushRejected(413, "body_too_large", "the request body is over the size limit")
+
+
+def announced_length(value: str | None, limit: int) -> int | None:
+    """The body length a ``Content-Length`` value announces (``None`` if absent), checked
+    against ``limit`` before anything is read.
+
+    RFC 9110 section 8.6: ``Content-Length = 1*DIGIT``, ASCII digits only (``str.isdigit`` would
+    also take ``²`` or ``٣``, which ``int`` then refuses or reads as another number).
+
+    Raises:
+        PushRejected: 400 ``malformed_request`` for a value that is not ASCII digits; 413 when
+            it is over ``limit``.
+    """
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    if not (text.isascii() and text.isdigit()):
+        raise PushRejected(400, "malformed_request", "the Content-Length header is not a number")
+    if int(text) > limit:
+        raise body_too_large()
+    return int(text)

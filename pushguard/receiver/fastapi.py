@@ -37,13 +37,15 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from fastapi import HTTPException, Request, Response
+from fastapi.dependencies.models import Dependant
 from fastapi.responses import PlainTextResponse, StreamingResponse
 from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from pushguard.receiver.ack import ACK_STATUSES
 from pushguard.receiver.envelope import PushMessage
-from pushguard.receiver.errors import PushRejected, body_too_large
+from pushguard.receiver.errors import PushRejected, announced_length
 from pushguard.receiver.http import (
     FINAL_ACK_STATUSES,
     final_status,
@@ -71,6 +73,25 @@ class PushRoute(APIRoute):
       status never precedes the work; an exception it raises propagates (FastAPI answers 500).
     """
 
+    def __init__(self, path: str, endpoint: Callable[..., Any], **options: Any) -> None:
+        """FastAPI's route, refused at start-up when it would read the body before the token.
+
+        Raises:
+            TypeError: the route has a :class:`PushDependency` and also a body parameter
+                (``Body``, ``Form``, ``File``, a pydantic model): FastAPI reads and parses the
+                whole body before any dependency runs, so an unauthenticated client could make
+                it read (and hold in memory) any body.
+        """
+        super().__init__(path, endpoint, **options)
+        if self.body_field is not None and _has_push_dependency(self.dependant):
+            raise TypeError(
+                f"push route {path!r}: the parameter {self.body_field.name!r} makes FastAPI read "
+                "and parse the whole body before PushDependency checks the token; remove it. "
+                "The verified message is the PushMessage; for the raw envelope, declare "
+                "`request: Request` and `await request.body()` in the handler (after the "
+                "dependency it is the verified body, read once)"
+            )
+
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         """FastAPI's handler for this route, followed by the check above."""
         handle = super().get_route_handler()
@@ -78,17 +99,24 @@ class PushRoute(APIRoute):
         async def push_route_handler(request: Request) -> Response:
             try:
                 response = await handle(request)
-            except HTTPException as raised:  # the handler's own HTTPException(203) is no ack
+                if request.scope.get(_VERIFIED) is not True:
+                    return response
+                return await _checked(response)
+            except StarletteHTTPException as raised:  # HTTPException(203), also in a stream
                 status = int(raised.status_code)
                 if request.scope.get(_VERIFIED) is True and not _answerable(status):
-                    bug = handler_bug(f"status {status}")
+                    bug = handler_bug(f"an HTTPException with status {status}")
                     return PlainTextResponse(bug.body, status_code=bug.status)
                 raise
-            if request.scope.get(_VERIFIED) is not True:
-                return response
-            return await _checked(response)
 
         return push_route_handler
+
+
+def _has_push_dependency(dependant: Dependant) -> bool:
+    return any(
+        isinstance(sub.call, PushDependency) or _has_push_dependency(sub)
+        for sub in dependant.dependencies
+    )
 
 
 def _answerable(status: int) -> bool:
@@ -140,15 +168,14 @@ class PushDependency:
         try:
             token = await run_in_threadpool(self.verifier.verify_token, request.headers)
             limit = self.verifier.max_body_bytes
-            announced = request.headers.get("content-length", "").strip()
-            if announced.isdigit() and int(announced) > limit:
-                raise body_too_large()
+            announced_length(request.headers.get("content-length"), limit)
             body = bytearray()
             async for chunk in request.stream():
                 body += chunk
                 if len(body) > limit:
                     break
             message = self.verifier.parse_body(request.headers, bytes(body), token)
+            request._body = bytes(body)  # Starlette's own cache: request.body() returns it
         except PushRejected as rejection:
             response = rejection_response(rejection)
             raise HTTPException(

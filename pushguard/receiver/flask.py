@@ -33,12 +33,15 @@ Pub/Sub redelivers: a handler bug is never a silent acknowledgement.
 from __future__ import annotations
 
 import functools
+import importlib.util
+import inspect
 from collections.abc import Callable
 
 import flask
 from werkzeug.exceptions import HTTPException
 
 from pushguard.receiver.ack import ACK_STATUSES
+from pushguard.receiver.envelope import PushMessage
 from pushguard.receiver.errors import PushRejected
 from pushguard.receiver.http import (
     Handler,
@@ -55,9 +58,11 @@ from pushguard.receiver.wsgi import read_body, seal_body
 def respond(verifier: PushVerifier, request: flask.Request, handler: Handler) -> flask.Response:
     """Verify ``request``, call ``handler`` and build the Flask response.
 
-    Exceptions raised by ``handler`` propagate (Flask answers 500: a negative acknowledgement);
-    an ``HTTPException`` (``abort``) propagates too unless its status is one Pub/Sub would
-    misread (``abort(redirect(...))``): that is a 500, logged.
+    Exceptions raised by ``handler`` (or by a streamed response while it runs) propagate: Flask
+    logs them and answers 500, a negative acknowledgement. An ``HTTPException`` (``abort``)
+    propagates too when its status is a 4xx/5xx or an acknowledging one; one Pub/Sub would
+    misread (``abort(redirect(...))``) or one with no status at all (werkzeug's base class, or a
+    subclass that forgets ``code``: Flask would answer it 200) is answered 500, logged.
     """
     try:
         token = verifier.verify_token(request.headers)
@@ -68,13 +73,45 @@ def respond(verifier: PushVerifier, request: flask.Request, handler: Handler) ->
         return _to_flask(rejection_response(rejection))
     seal_body(request.environ, body)
     try:
-        outcome = handler(message)
-    except HTTPException as raised:  # abort(404) stays Flask's; abort(redirect(...)) is no ack
+        return result_response(_call(handler, message))
+    except HTTPException as raised:
         status = raised.response.status_code if raised.response is not None else raised.code
-        if status is not None and status not in ACK_STATUSES and not 400 <= status <= 599:
-            return _to_flask(handler_bug(f"status {status}"))
+        if status is None or (status not in ACK_STATUSES and not 400 <= status <= 599):
+            return _to_flask(handler_bug(f"an HTTPException with status {status}"))
         raise
-    return result_response(outcome)
+
+
+def _call(handler: Handler, message: PushMessage) -> object:
+    """The handler's result; an ``async def`` handler runs through Flask's ``ensure_sync``
+    (https://flask.palletsprojects.com/en/stable/async-await/), which the decorator checked."""
+    if inspect.iscoroutinefunction(handler):
+        return flask.current_app.ensure_sync(handler)(message)
+    return handler(message)
+
+
+def check_handler(handler: Handler, verifier: PushVerifier) -> None:
+    """Refuse, at registration, a push handler the WSGI adapters could never run correctly.
+
+    Raises:
+        TypeError: an ``async def`` handler without ``asgiref`` (Flask runs coroutines only with
+            its ``async`` extra, ``pip install "flask[async]"``; without it every push would be
+            a 500).
+        ValueError: the verifier picks attributes from headers whose names contain ``_``: WSGI
+            servers (werkzeug, gunicorn) drop such headers, so the attribute would never arrive.
+    """
+    if inspect.iscoroutinefunction(handler) and importlib.util.find_spec("asgiref") is None:
+        raise TypeError(
+            f"push handler {getattr(handler, '__name__', handler)!r} is async: Flask and the "
+            'Functions Framework run async functions only with Flask\'s "async" extra '
+            '(pip install "flask[async]"); install it, or define the handler with plain def'
+        )
+    dropped = [name for name in verifier.attribute_headers if "_" in name]
+    if dropped:
+        raise ValueError(
+            f"attribute_headers: {', '.join(map(repr, dropped))} contain '_': WSGI servers "
+            "(werkzeug, gunicorn) drop header names with '_', so these attributes never arrive; "
+            "publish them with '-' instead"
+        )
 
 
 def result_response(outcome: object) -> flask.Response:
@@ -85,6 +122,10 @@ def result_response(outcome: object) -> flask.Response:
     work that has not run; an exception it raises propagates (Flask answers 500). Its body is
     then held in memory. A refused status does not run it.
     """
+    if inspect.isawaitable(outcome):  # a coroutine from a handler not declared async def
+        if inspect.iscoroutine(outcome):
+            outcome.close()  # never run: no "was never awaited" warning
+        return _to_flask(handler_bug("an awaitable (declare an async handler with async def)"))
     if outcome is None or isinstance(outcome, int):  # bool, int, http.HTTPStatus
         try:
             return _to_flask(outcome_response(outcome))
@@ -105,9 +146,15 @@ def result_response(outcome: object) -> flask.Response:
 
 
 def push_handler(verifier: PushVerifier) -> Callable[[Handler], Callable[[], flask.Response]]:
-    """Decorator for a Flask view that receives verified push messages."""
+    """Decorator for a Flask view that receives verified push messages.
+
+    Raises:
+        TypeError, ValueError: at registration, see :func:`check_handler`.
+    """
 
     def decorate(handler: Handler) -> Callable[[], flask.Response]:
+        check_handler(handler, verifier)
+
         @functools.wraps(handler)
         def view() -> flask.Response:
             return respond(verifier, flask.request, handler)

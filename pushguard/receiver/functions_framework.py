@@ -30,7 +30,7 @@ from collections.abc import Callable
 
 import flask
 
-from pushguard.receiver.flask import respond
+from pushguard.receiver.flask import check_handler, respond
 from pushguard.receiver.http import Handler
 from pushguard.receiver.verifier import PushVerifier
 
@@ -38,9 +38,15 @@ from pushguard.receiver.verifier import PushVerifier
 def push_function(
     verifier: PushVerifier,
 ) -> Callable[[Handler], Callable[[flask.Request], flask.Response]]:
-    """Decorator turning ``handler(message)`` into an HTTP function ``fn(request)``."""
+    """Decorator turning ``handler(message)`` into an HTTP function ``fn(request)``.
+
+    Raises:
+        TypeError, ValueError: at registration, see :func:`pushguard.receiver.flask.check_handler`.
+    """
 
     def decorate(handler: Handler) -> Callable[[flask.Request], flask.Response]:
+        check_handler(handler, verifier)
+
         @functools.wraps(handler)
         def function(request: flask.Request) -> flask.Response:
             return respond(verifier, request, handler)

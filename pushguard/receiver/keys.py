@@ -271,7 +271,20 @@ class GoogleKeySource:
         return entry.key
 
     def _refresh(self, now: float, kid: str) -> None:
-        with self._lock:
+        """Refetch the document, at most once per ``min_refresh_interval``.
+
+        While unexpired keys are cached (a ``kid`` is merely unknown), nothing waits: the rate
+        limit is checked before the lock, and a fetch already in flight is not waited for, so
+        made-up ``kid`` s never queue behind a slow certificate endpoint, and the threads that
+        serve genuine pushes are never taken up by them. With no unexpired keys, a request
+        waits for the fetch in flight (bounded by its timeout): it cannot be answered otherwise.
+        """
+        cached = now < self._expires_at
+        if cached and now - self._last_attempt < self._min_refresh_interval:
+            return  # rate limit, without touching the lock
+        if not self._lock.acquire(blocking=not cached):
+            return  # a fetch is in flight and the cached keys still answer
+        try:
             if now < self._expires_at and kid in self._keys:
                 return  # another thread fetched them while this one waited
             if now - self._last_attempt < self._min_refresh_interval:
@@ -281,9 +294,19 @@ class GoogleKeySource:
                 keys, lifetime = self._download(now)
             except Exception as exc:  # any failure of the transport or the document
                 self._last_error = f"{type(exc).__name__}: {exc}"
+                LOG.warning(
+                    "fetching Google's signing keys from %s failed (%s); %s",
+                    self._url,
+                    self._last_error,
+                    "the cached keys stay in use until they expire"
+                    if now < self._expires_at
+                    else "pushes are answered 503 keys_unavailable until a fetch succeeds",
+                )
                 return
             self._keys = keys
             self._expires_at = now + max(lifetime, self._min_refresh_interval)
+        finally:
+            self._lock.release()
 
     def _download(self, now: float) -> tuple[dict[str, SigningKey], float]:
         fetch = self._fetch or _default_fetch()

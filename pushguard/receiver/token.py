@@ -49,6 +49,15 @@ MAX_NUMERIC_DATE = 253_402_300_799
 """9999-12-31T23:59:59Z: a larger ``exp``, ``iat`` or ``nbf`` is not a time but an attack on the
 arithmetic (``10**400`` overflows a float, ``1e400`` parses as infinity and never expires)."""
 
+SIGNATURE_REMOVED = "SIGNATURE_REMOVED_BY_GOOGLE"
+"""What Google's front end puts in place of an ID token's signature before the container of a
+Cloud Run service that requires authentication sees it ("Identity token signature redacted by
+Google", https://cloud.google.com/run/docs/troubleshooting#signature-removed). Google has
+verified the signature by then; the container can only check the claims."""
+
+SIGNATURE_REMOVED_DOCS = "docs/receiver-platforms.md#behind-cloud-run-iam"
+"""Where the receiver's documentation explains a stripped signature (named in the rejection)."""
+
 _SEGMENT = re.compile(r"[A-Za-z0-9_-]+")
 _PADDING = PKCS1v15()
 _SHA256 = SHA256()
@@ -122,6 +131,53 @@ def _number(claims: dict[str, Any], name: str) -> float:
     return float(value)
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_EMAIL = re.compile(r"[^@\s:]+@[^@\s:]+\.[^@\s:]+")
+
+
+def _check_audience(audience: object) -> None:
+    """An audience as Pub/Sub puts it in ``aud``: compared byte for byte, so a value with
+    surrounding whitespace (from a copied config line) would refuse every push."""
+    if not isinstance(audience, str) or not audience:
+        raise ValueError("audience: a non-empty string is required")
+    if audience != audience.strip() or _CONTROL.search(audience):
+        raise ValueError(
+            f"audience: {audience!r} has surrounding whitespace or a control character; "
+            "give the exact value of the subscription's audience (the token's aud)"
+        )
+
+
+def _check_email(email: object) -> None:
+    """A service account's email alone: ``NAME@PROJECT.iam.gserviceaccount.com``, not an IAM
+    member (``serviceAccount:...``) and without whitespace, which would refuse every push."""
+    if not isinstance(email, str) or not email:
+        raise ValueError("service_account_email: an email address is required")
+    prefix, colon, rest = email.partition(":")
+    if colon and "@" not in prefix:
+        raise ValueError(
+            f"service_account_email: {email!r} is an IAM member; give the email alone "
+            f"({rest.strip()!r}), as the token's email claim holds it"
+        )
+    if not _EMAIL.fullmatch(email):
+        raise ValueError(
+            f"service_account_email: {email!r} is not an email address "
+            "(NAME@PROJECT.iam.gserviceaccount.com; no whitespace)"
+        )
+
+
+def _header_kid(segment: str) -> str:
+    """The ``kid`` of a token header that is RS256 without critical extensions."""
+    header = _b64url_json(segment, "header")
+    if header.get("alg") != "RS256":
+        raise _invalid("wrong_algorithm", "the token is not signed with RS256")
+    if "crit" in header:
+        raise _invalid("malformed_token", "the token has critical header extensions")
+    kid = header.get("kid")
+    if not isinstance(kid, str) or not kid:
+        raise _invalid("unknown_key", "the token names no signing key")
+    return kid
+
+
 def _usable(key: object) -> RSAPublicKey:
     """The key a key source answered, if RS256 can use it (RSA of at least 2048 bits: RFC 7518
     section 3.3); else the receiver is misconfigured: 503, and the cause is logged."""
@@ -153,6 +209,11 @@ class TokenVerifier:
             until its ``exp`` (plus skew), keyed by the SHA-256 of the whole token, as Pub/Sub's
             documentation suggests for high volume.
         clock: seconds since the epoch; injectable for tests.
+        accept_removed_signature: accept a token whose signature segment is exactly
+            :data:`SIGNATURE_REMOVED` after checking its header and every claim as for a signed
+            one. Only for a receiver behind Cloud Run's IAM check, which verified the signature
+            before removing it; :class:`~pushguard.receiver.PushVerifier` refuses to turn it on
+            anywhere else. Off, such a token is 401 ``signature_removed`` (logged once).
 
     Raises:
         ValueError: an argument is out of range (the message names it).
@@ -167,11 +228,10 @@ class TokenVerifier:
         clock_skew: float = 30.0,
         cache_size: int = 10_000,
         clock: Callable[[], float] = time.time,
+        accept_removed_signature: bool = False,
     ) -> None:
-        if not isinstance(audience, str) or not audience:
-            raise ValueError("audience: a non-empty string is required")
-        if not isinstance(service_account_email, str) or "@" not in service_account_email:
-            raise ValueError("service_account_email: an email address is required")
+        _check_audience(audience)
+        _check_email(service_account_email)
         if not 0 <= clock_skew <= 300:
             raise ValueError(f"clock_skew: 0-300 seconds allowed, got {clock_skew}")
         if cache_size < 0:
@@ -185,6 +245,8 @@ class TokenVerifier:
             TLRUCache(cache_size, ttu=self._cache_until, timer=clock) if cache_size else None
         )
         self._cache_lock = threading.Lock()
+        self.accept_removed_signature = accept_removed_signature
+        self._told_removed = False
 
     def _cache_until(
         self, _key: bytes, entry: tuple[TokenClaims, RSAPublicKey], _now: float
@@ -210,11 +272,16 @@ class TokenVerifier:
 
         Raises:
             PushRejected: 401 for a malformed, unsigned, wrongly signed, expired or not-yet-valid
-                token, an unknown ``kid``, a wrong issuer or audience; 403 for a valid token of
-                another account or an unverified email; 503 when no signing keys can be had.
+                token, an unknown ``kid``, a wrong issuer or audience, a signature removed by
+                Google's front end (``signature_removed``, unless accepted); 403 for a valid
+                token of another account or an unverified email; 503 when no signing keys can
+                be had.
         """
         if not isinstance(token, str) or len(token) > MAX_TOKEN_CHARS or not token.isascii():
             raise _invalid("malformed_token", "the token is not a compact JWT")
+        parts = token.split(".")
+        if len(parts) == 3 and parts[2] == SIGNATURE_REMOVED:
+            return self._verify_removed(parts)
         if self._cache is None:
             return self._verify_fresh(token)[0]
         digest = hashlib.sha256(token.encode("ascii")).digest()
@@ -235,18 +302,33 @@ class TokenVerifier:
             self._cache[digest] = entry
         return entry[0]
 
+    def _verify_removed(self, parts: list[str]) -> TokenClaims:
+        """A token whose signature Google's front end replaced by :data:`SIGNATURE_REMOVED`: its
+        own rejection by default; in the explicit mode, the header and every claim checked as
+        for a signed token (not cached: there is no signature to save)."""
+        if not self.accept_removed_signature:
+            if not self._told_removed:
+                self._told_removed = True
+                LOG.error(
+                    "a push token arrived with its signature removed by Google "
+                    "(SIGNATURE_REMOVED_BY_GOOGLE): this service runs behind Cloud Run's IAM "
+                    "check, and every such push is refused (401 signature_removed) until the "
+                    "receiver is set up for it: see %s",
+                    SIGNATURE_REMOVED_DOCS,
+                )
+            raise _invalid(
+                "signature_removed",
+                "the token's signature was removed by Google's front end (Cloud Run IAM); "
+                f"the receiver is not set up for that: see {SIGNATURE_REMOVED_DOCS}",
+            )
+        kid = _header_kid(parts[0])
+        return self._check_claims(_b64url_json(parts[1], "payload"), kid)
+
     def _verify_fresh(self, token: str) -> tuple[TokenClaims, RSAPublicKey]:
         parts = token.split(".")
         if len(parts) != 3:
             raise _invalid("malformed_token", "the token is not a signed JWT (three segments)")
-        header = _b64url_json(parts[0], "header")
-        if header.get("alg") != "RS256":
-            raise _invalid("wrong_algorithm", "the token is not signed with RS256")
-        if "crit" in header:
-            raise _invalid("malformed_token", "the token has critical header extensions")
-        kid = header.get("kid")
-        if not isinstance(kid, str) or not kid:
-            raise _invalid("unknown_key", "the token names no signing key")
+        kid = _header_kid(parts[0])
         claims = _b64url_json(parts[1], "payload")
         signature = _b64url(parts[2], "signature")
         key = _usable(self._key(kid))

@@ -15,6 +15,7 @@ from typing import Literal, Protocol
 from pushguard.receiver.envelope import PushMessage, parse_unwrapped, parse_wrapped
 from pushguard.receiver.errors import PushRejected, body_too_large
 from pushguard.receiver.keys import GoogleKeySource, KeySource, StaticKeySource
+from pushguard.receiver.platform import cloud_run_service
 from pushguard.receiver.token import TokenClaims, TokenVerifier
 
 DEFAULT_MAX_BODY_BYTES = 14 * 1024 * 1024
@@ -69,6 +70,12 @@ def _attribute_headers(names: Iterable[str]) -> tuple[str, ...]:
                 f"attribute_headers: {name!r} is not a header name (RFC 9110 token characters)"
             )
         lowered = name.lower()
+        if name != lowered:
+            raise ValueError(
+                f"attribute_headers: {name!r} has upper-case letters; servers deliver header "
+                f"names in lower case, so the attribute arrives as {lowered!r}: name it so "
+                "(Pub/Sub sends an unwrapped attribute as a header of the attribute's name)"
+            )
         if lowered in CREDENTIAL_HEADERS:
             raise ValueError(
                 f"attribute_headers: {name!r} carries credentials and is never an attribute"
@@ -159,10 +166,10 @@ class PushVerifier:
         payload_format: ``"wrapped"`` (default) or ``"unwrapped"`` (the subscription sets
             ``noWrapper``).
         attribute_headers: unwrapped only: headers to return as message attributes (header
-            names; credential-bearing headers such as ``Authorization`` and ``Cookie`` and the
-            ``x-goog-pubsub-*`` metadata headers are refused). WSGI servers drop header names
-            that contain ``_`` and all servers lowercase them: name attributes in lowercase
-            letters, digits and ``-``.
+            names in lower case, as servers deliver them; credential-bearing headers such as
+            ``Authorization`` and ``Cookie`` and the ``x-goog-pubsub-*`` metadata headers are
+            refused). WSGI servers also drop header names that contain ``_`` (the WSGI adapters
+            refuse them): name attributes in lowercase letters, digits and ``-``.
         subscription: ``projects/P/subscriptions/S`` to accept pushes of that subscription only
             (the envelope's ``subscription``, or the ``x-goog-pubsub-subscription-name`` header
             when unwrapped, which needs ``writeMetadata``); another one, or none, is 403.
@@ -170,9 +177,22 @@ class PushVerifier:
         clock_skew: seconds of tolerance on token times (0-300).
         cache_size: verified tokens remembered until they expire (0: off).
         clock: seconds since the epoch; injectable for tests.
+        behind_cloud_run_iam: the receiver is a Cloud Run service (or 2nd-gen function) that
+            requires authentication, whose front end checks the token and may hand it on with
+            its signature replaced by ``SIGNATURE_REMOVED_BY_GOOGLE``
+            (https://cloud.google.com/run/docs/troubleshooting#signature-removed). Such a token
+            is then accepted after its header and every claim are checked as for a signed one;
+            a signed token is still verified in full. Off (the default), it is 401
+            ``signature_removed``. Refused at start-up unless this process is a Cloud Run
+            service's container (:func:`pushguard.receiver.platform.cloud_run_service`). Safe
+            only while the service grants no invoker role to ``allUsers`` or
+            ``allAuthenticatedUsers`` (the rule ``push-target-requires-auth``).
+        environ: the environment that tells where the receiver runs (``os.environ`` by
+            default); injectable for tests.
 
     Raises:
-        ValueError: an argument is out of range; the message names it.
+        ValueError: an argument is out of range, or ``behind_cloud_run_iam`` where the process
+            is not a Cloud Run service; the message names it.
 
     Example::
 
@@ -197,7 +217,17 @@ class PushVerifier:
         clock_skew: float = 30.0,
         cache_size: int = 10_000,
         clock: Callable[[], float] = time.time,
+        behind_cloud_run_iam: bool = False,
+        environ: Mapping[str, str] | None = None,
     ) -> None:
+        if behind_cloud_run_iam:
+            on_cloud_run, why_not = cloud_run_service(environ)
+            if not on_cloud_run:
+                raise ValueError(
+                    "behind_cloud_run_iam: only for a Cloud Run service that requires "
+                    f"authentication, and this process is not one ({why_not}); a token without "
+                    "its signature is worth nothing anywhere else"
+                )
         if payload_format not in ("wrapped", "unwrapped"):
             raise ValueError(
                 f"payload_format: 'wrapped' or 'unwrapped' allowed, got {payload_format!r}"
@@ -227,7 +257,9 @@ class PushVerifier:
             clock_skew=clock_skew,
             cache_size=cache_size,
             clock=clock,
+            accept_removed_signature=behind_cloud_run_iam,
         )
+        self.behind_cloud_run_iam = behind_cloud_run_iam
         self.payload_format = payload_format
         self.attribute_headers = attribute_headers
         self.max_body_bytes = max_body_bytes

@@ -20,7 +20,7 @@ from typing import Any
 
 from werkzeug.wsgi import get_input_stream
 
-from pushguard.receiver.errors import body_too_large
+from pushguard.receiver.errors import announced_length
 
 CHUNK_BYTES = 64 * 1024
 """Bytes asked of the WSGI input per read."""
@@ -35,11 +35,10 @@ def read_body(environ: dict[str, Any], limit: int) -> bytes:
     (``wsgi.input_terminated``).
 
     Raises:
-        PushRejected: 413 when the announced length is over ``limit``.
+        PushRejected: 413 when the announced length is over ``limit``, 400 when it is not a
+            number.
     """
-    announced = str(environ.get("CONTENT_LENGTH") or "").strip()
-    if announced.isdigit() and int(announced) > limit:
-        raise body_too_large()
+    announced_length(environ.get("CONTENT_LENGTH"), limit)
     stream = get_input_stream(environ, safe_fallback=True)
     chunks: list[bytes] = []
     size = 0
@@ -52,7 +51,7 @@ def read_body(environ: dict[str, Any], limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def seal_body(environ: dict[str, Any], body: bytes = b"", *, unread: bool = False) -> None:
+def seal_body(environ: dict[str, Any], body: bytes = b"", *, unread: bool = False) -> bool:
     """Replace the WSGI input with ``body`` (what the adapter read), so that nothing after the
     view reads the client's socket.
 
@@ -62,6 +61,11 @@ def seal_body(environ: dict[str, Any], body: bytes = b"", *, unread: bool = Fals
     connection alive, holding a worker thread for up to 5 s per request whose client withholds
     it. Its plain HTTP/1.x socket (``environ["gunicorn.socket"]``) is shut for reading; the
     response is still written, and the drain ends at once.
+
+    Returns:
+        whether the connection was shut for reading: the response must then say
+        ``Connection: close`` (gunicorn would otherwise advertise keep-alive on a connection it
+        is about to close).
     """
     environ["wsgi.input"] = io.BytesIO(body)
     environ["CONTENT_LENGTH"] = str(len(body))
@@ -75,3 +79,5 @@ def seal_body(environ: dict[str, Any], body: bytes = b"", *, unread: bool = Fals
     ):
         with contextlib.suppress(OSError):  # already gone: nothing left to drain
             connection.shutdown(socket.SHUT_RD)
+        return True
+    return False

@@ -143,7 +143,7 @@ def test_unauthenticated_huge_body_gets_401_not_a_parse(verifier: PushVerifier) 
 def test_unwrapped_with_write_metadata(
     google: FakeGoogle, make_verifier: Callable[..., PushVerifier]
 ) -> None:
-    verifier = make_verifier(payload_format="unwrapped", attribute_headers=["Tenant-Id"])
+    verifier = make_verifier(payload_format="unwrapped", attribute_headers=["tenant-id"])
     headers = {
         **bearer(google.token()),
         "Content-Type": "application/json",
