@@ -174,9 +174,7 @@ def _post(url: str, path: str, token: str) -> tuple[int, str]:
         connection.close()
 
 
-def _front(
-    container: tuple[str, int], issuer: LocalIssuer, **options: object
-) -> CloudRunFrontEnd:
+def _front(container: tuple[str, int], issuer: LocalIssuer, **options: object) -> CloudRunFrontEnd:
     settings: dict[str, object] = {
         "invokers": {PUSH_ACCOUNT, OTHER_INVOKER},
         "custom_audiences": {CUSTOM_AUDIENCE},
