@@ -207,7 +207,15 @@ def test_component_example_runs_under_the_mock_runtime(block: Block) -> None:
 
 
 @pytest.mark.parametrize("block", **by_id(RECEIVER_EXAMPLES))
-def test_receiver_example_serves_and_rejects_unauthenticated_pushes(block: Block) -> None:
+def test_receiver_example_serves_and_rejects_unauthenticated_pushes(
+    block: Block, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pushguard.receiver.testing import cloud_run_environ
+
+    if "behind_cloud_run_iam=True" in block.code:  # runs only in a Cloud Run service's container
+        for name, value in cloud_run_environ().items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     namespace: dict[str, object] = {"__name__": "docs_receiver"}
     exec(compile(block.code, block.page, "exec"), namespace)
     client = namespace["app"].test_client()  # type: ignore[attr-defined]

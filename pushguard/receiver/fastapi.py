@@ -17,7 +17,9 @@ https://fastapi.tiangolo.com/how-to/custom-request-and-route/).
 
 The token is checked in a worker thread (fetching Google's keys is blocking I/O), before the
 body is read; a ``Content-Length`` over the limit is refused unread, and a chunked body is
-streamed and cut off at the verifier's limit.
+streamed and cut off at the verifier's limit. A push route that also declares a body parameter
+is refused when it is declared (FastAPI would read the body before the dependency runs); after
+the dependency, ``await request.body()`` returns the verified body.
 
 Handler results: the route's ``status_code`` is the answer, unless the handler returns a
 ``Response`` of its own or sets ``response.status_code``; whichever status results must be an
@@ -25,7 +27,8 @@ acknowledging one (200, 201, 202, 204; 102 is answered 202) or a 4xx/5xx. The de
 the route before the handler runs: a route that is not a :class:`PushRoute`, or whose
 ``status_code`` Pub/Sub would not read as an acknowledgement, is answered 500 and logged, and its
 handler is not called. :class:`PushRoute` checks the response after the handler: any other
-status (a 203, a redirect) is answered 500 and logged, so Pub/Sub redelivers; a
+status (a 203, a redirect, also from Starlette's ``HTTPException`` raised by the handler or in
+its stream) is answered 500 and logged, so Pub/Sub redelivers; a
 ``StreamingResponse`` is run to its end before the status is sent (an exception in it is a 500),
 so the acknowledgement never precedes the work. Background tasks still run after the answer, as
 FastAPI defines them: a failure there is not redelivered.

@@ -26,8 +26,11 @@ What the handler may return (Flask's own conventions, plus Pub/Sub's outcomes):
   sent: an acknowledgement never precedes the work, and an exception in it is a 500.
 
 Flask has no way to know the result before the handler ran; a result outside this contract
-(a ``float``, a 203 or a redirect, an object Flask cannot send) is answered 500 and logged, so
-Pub/Sub redelivers: a handler bug is never a silent acknowledgement.
+(a ``float``, a 203 or a redirect, an object Flask cannot send, a coroutine from a plain
+``def``), and an ``HTTPException`` without a status or with one Pub/Sub would misread (raised by
+the handler or inside its streamed response), is answered 500 and logged, so Pub/Sub
+redelivers: a handler bug is never a silent acknowledgement. An ``async def`` handler runs through
+Flask's ``ensure_sync`` (Flask's ``async`` extra); without it, it is refused at registration.
 """
 
 from __future__ import annotations
