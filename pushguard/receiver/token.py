@@ -17,6 +17,7 @@ and ``x5c`` in the header are never used).
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import json
 import logging
@@ -75,6 +76,9 @@ class TokenClaims:
         issued_at: ``iat``, seconds since the epoch.
         expires_at: ``exp``, seconds since the epoch.
         key_id: the ``kid`` of the key that signed the token.
+        signature_removed: ``True`` when the token arrived without its signature
+            (:data:`SIGNATURE_REMOVED`) and was accepted because Google's front end checked it
+            (``behind_cloud_run_iam``); ``False`` when pushguard verified the signature itself.
     """
 
     issuer: str
@@ -84,6 +88,7 @@ class TokenClaims:
     issued_at: float
     expires_at: float
     key_id: str
+    signature_removed: bool = False
 
 
 def _invalid(code: str, reason: str) -> PushRejected:
@@ -322,7 +327,8 @@ class TokenVerifier:
                 f"the receiver is not set up for that: see {SIGNATURE_REMOVED_DOCS}",
             )
         kid = _header_kid(parts[0])
-        return self._check_claims(_b64url_json(parts[1], "payload"), kid)
+        claims = self._check_claims(_b64url_json(parts[1], "payload"), kid)
+        return dataclasses.replace(claims, signature_removed=True)
 
     def _verify_fresh(self, token: str) -> tuple[TokenClaims, RSAPublicKey]:
         parts = token.split(".")

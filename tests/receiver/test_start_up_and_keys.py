@@ -84,7 +84,9 @@ def test_the_mode_behind_cloud_run_iam_is_refused_where_it_cannot_be_safe(
             AUDIENCE, ACCOUNT, keys=issuer.certs, behind_cloud_run_iam=True, environ=environ
         )
         stripped = strip_signature(issuer.token(AUDIENCE, ACCOUNT))
-        assert verifier.tokens.verify(stripped).email == ACCOUNT
+        claims = verifier.tokens.verify(stripped)
+        assert (claims.email, claims.signature_removed) == (ACCOUNT, True)
+        assert verifier.tokens.verify(issuer.token(AUDIENCE, ACCOUNT)).signature_removed is False
         return
     with pytest.raises(ValueError, match=named):
         PushVerifier(
