@@ -4,10 +4,12 @@ explicitly classified, the generated pages are current, and the MkDocs site buil
 How each fenced block is checked, by its language tag (an untagged or unknown tag fails):
 
 - ``python``: runs; component examples under Pulumi's mock runtime, the receiver example as a Flask
-  app that must reject an unauthenticated push;
+  app that must reject an unauthenticated push; the server settings of docs/receiver-servers.md
+  compile, and tests/receiver/test_header_limits.py runs them with the servers;
 - ``bash``/``sh``: ``bash -n`` parses it, every command is a known program, every ``pushguard``
   command parses with the real CLI (subcommand, options, choices) and every ``python -c`` snippet's
-  ``pushguard`` modules exist;
+  ``pushguard`` modules exist; the server commands of docs/receiver-servers.md are run by
+  tests/receiver/test_header_limits.py;
 - ``yaml``/``json``: parse; the component's YAML program, the TypeScript program and the sample
   policy config equal the repository's files; ``pushguard`` commands in a workflow's ``run:``
   steps parse with the CLI;
@@ -90,9 +92,14 @@ def _of(*langs: str) -> list[Block]:
     return [b for b in BLOCKS if b.lang in langs]
 
 
+SERVERS_PAGE = "docs/receiver-servers.md"
+"""Server commands and settings: tests/receiver/test_header_limits.py runs each of them."""
 PYTHON = _of("python")
-COMPONENT_EXAMPLES = [b for b in PYTHON if "pushguard.receiver" not in b.code]
-RECEIVER_EXAMPLES = [b for b in PYTHON if "pushguard.receiver" in b.code]
+SERVER_SETTINGS = [b for b in PYTHON if b.page == SERVERS_PAGE]
+COMPONENT_EXAMPLES = [
+    b for b in PYTHON if "pushguard.receiver" not in b.code and b.page != SERVERS_PAGE
+]
+RECEIVER_EXAMPLES = [b for b in PYTHON if "pushguard.receiver" in b.code and b.page != SERVERS_PAGE]
 
 
 def by_id(blocks: list[Block]) -> dict[str, Any]:
@@ -224,6 +231,14 @@ def test_receiver_example_serves_and_rejects_unauthenticated_pushes(
     assert response.headers["WWW-Authenticate"] == 'Bearer error="invalid_token"'
 
 
+@pytest.mark.parametrize("block", **by_id(SERVER_SETTINGS))
+def test_server_setting_compiles_and_is_run_with_its_server(block: Block) -> None:
+    compile(block.code, block.page, "exec")
+    runner = (ROOT / "tests/receiver/test_header_limits.py").read_text(encoding="utf-8")
+    name = block.code.splitlines()[0].removeprefix("# ").split(",")[0]
+    assert f'documented_file("{name}")' in runner, f"no server test runs {name} of {block.page}"
+
+
 # ---------------------------------------------------------------------------------------------
 # Shell examples: bash parses them, the programs are known, pushguard commands parse.
 
@@ -242,6 +257,9 @@ PROGRAMS = {
     "test": "coreutils",
     ".": "sources a virtualenv",
     "mkdocs": "this site",
+    "gunicorn": "run by tests/receiver/test_header_limits.py",
+    "uvicorn": "run by tests/receiver/test_header_limits.py",
+    "flask": "run by tests/receiver/test_header_limits.py",
 }
 SEPARATORS = {";", "&&", "||", "|", "&", "(", ")", "{", "}", "\n"}
 REDIRECTIONS = {"<", ">", ">>", "<<", ">&", "<&"}
@@ -297,7 +315,7 @@ def shell_commands(script: str) -> Iterator[list[str]]:
                 if words:
                     yield words
                 words = []
-            elif not words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=\S*", token):
+            elif not words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", token, flags=re.S):
                 continue
             else:
                 words.append(token)
