@@ -101,7 +101,7 @@ https://cloud.google.com/pubsub/quotas#resource_limits); more is refused with 43
 
 MAX_HEADER_BYTES = 256 * 1024
 """Bytes of header names and values examined before the token is checked: 100 attributes of
-256-byte keys and 1,024-byte values (Pub/Sub's limits) fit four times over; more is 431."""
+256-byte keys and 1,024-byte values (Pub/Sub's limits) fit twice over; more is 431."""
 
 
 def _too_large() -> PushRejected:
