@@ -41,6 +41,8 @@ from typing import Any
 
 from fastapi import HTTPException, Request, Response
 from fastapi.dependencies.models import Dependant
+from fastapi.exception_handlers import http_exception_handler, request_validation_exception_handler
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import PlainTextResponse, StreamingResponse
 from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
@@ -51,8 +53,10 @@ from pushguard.receiver.envelope import PushMessage
 from pushguard.receiver.errors import PushRejected, announced_length
 from pushguard.receiver.http import (
     FINAL_ACK_STATUSES,
+    PushResponse,
     final_status,
     handler_bug,
+    handler_failed,
     rejection_response,
     route_bug,
 )
@@ -60,6 +64,9 @@ from pushguard.receiver.verifier import PushVerifier
 
 _VERIFIED = "pushguard.receiver.verified"
 """ASGI scope key the dependency sets on a verified push, for :class:`PushRoute` to check."""
+
+_REJECTED = "pushguard.receiver.rejected"
+"""ASGI scope key holding the dependency's rejection, which :class:`PushRoute` answers."""
 
 
 class PushRoute(APIRoute):
@@ -87,8 +94,9 @@ class PushRoute(APIRoute):
         """
         super().__init__(path, endpoint, **options)
         if self.body_field is not None and _has_push_dependency(self.dependant):
+            names = ", ".join(repr(name) for name in _body_parameters(self.dependant))
             raise TypeError(
-                f"push route {path!r}: the parameter {self.body_field.name!r} makes FastAPI read "
+                f"push route {path!r}: the body parameter {names} makes FastAPI read "
                 "and parse the whole body before PushDependency checks the token; remove it. "
                 "The verified message is the PushMessage; for the raw envelope, declare "
                 "`request: Request` and `await request.body()` in the handler (after the "
@@ -105,14 +113,41 @@ class PushRoute(APIRoute):
                 if request.scope.get(_VERIFIED) is not True:
                     return response
                 return await _checked(response)
-            except StarletteHTTPException as raised:  # HTTPException(203), also in a stream
-                status = int(raised.status_code)
-                if request.scope.get(_VERIFIED) is True and not _answerable(status):
-                    bug = handler_bug(f"an HTTPException with status {status}")
-                    return PlainTextResponse(bug.body, status_code=bug.status)
-                raise
+            except Exception as raised:
+                return await _answer_raised(request, raised)
 
         return push_route_handler
+
+
+async def _answer_raised(request: Request, raised: Exception) -> Response:
+    """The answer to an exception on a push route, made here: the app's exception handlers could
+    otherwise turn it into a 200. A rejection by the dependency is its own answer; after
+    verification, a 4xx/5xx ``HTTPException`` and a validation error are answered as FastAPI's
+    default handlers answer them, and anything else (another status, any other exception, also
+    from a streamed response) is a 500, logged. Requests the dependency never saw re-raise."""
+    rejected = request.scope.get(_REJECTED)
+    if isinstance(rejected, PushResponse):
+        return PlainTextResponse(rejected.body, rejected.status, headers=rejected.headers or None)
+    if request.scope.get(_VERIFIED) is not True:
+        raise raised
+    if isinstance(raised, StarletteHTTPException):
+        status = int(raised.status_code)
+        if 400 <= status <= 599:
+            return await http_exception_handler(request, raised)
+        bug = handler_bug(f"an HTTPException with status {status}")
+    elif isinstance(raised, RequestValidationError):
+        return await request_validation_exception_handler(request, raised)
+    else:
+        bug = handler_failed(raised)
+    return PlainTextResponse(bug.body, status_code=bug.status)
+
+
+def _body_parameters(dependant: Dependant) -> list[str]:
+    """The names of the body parameters of a route and its sub-dependencies, as declared."""
+    names = [field.name for field in dependant.body_params]
+    for sub in dependant.dependencies:
+        names.extend(_body_parameters(sub))
+    return names
 
 
 def _has_push_dependency(dependant: Dependant) -> bool:
@@ -167,6 +202,7 @@ class PushDependency:
             raise HTTPException(bug.status, detail=bug.body)
         if route.status_code is not None and route.status_code not in FINAL_ACK_STATUSES:
             bug = route_bug(f"route status_code {int(route.status_code)}")
+            request.scope[_REJECTED] = bug
             raise HTTPException(bug.status, detail=bug.body)
         try:
             token = await run_in_threadpool(self.verifier.verify_token, request.headers)
@@ -181,6 +217,7 @@ class PushDependency:
             request._body = bytes(body)  # Starlette's own cache: request.body() returns it
         except PushRejected as rejection:
             response = rejection_response(rejection)
+            request.scope[_REJECTED] = response  # PushRoute answers it, whatever the app's handlers
             raise HTTPException(
                 response.status, detail=response.body, headers=response.headers or None
             ) from None

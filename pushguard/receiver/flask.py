@@ -39,6 +39,7 @@ import functools
 import importlib.util
 import inspect
 from collections.abc import Callable
+from typing import cast
 
 import flask
 from werkzeug.exceptions import HTTPException
@@ -51,6 +52,7 @@ from pushguard.receiver.http import (
     PushResponse,
     final_status,
     handler_bug,
+    handler_failed,
     outcome_response,
     rejection_response,
 )
@@ -61,11 +63,13 @@ from pushguard.receiver.wsgi import read_body, seal_body
 def respond(verifier: PushVerifier, request: flask.Request, handler: Handler) -> flask.Response:
     """Verify ``request``, call ``handler`` and build the Flask response.
 
-    Exceptions raised by ``handler`` (or by a streamed response while it runs) propagate: Flask
-    logs them and answers 500, a negative acknowledgement. An ``HTTPException`` (``abort``)
-    propagates too when its status is a 4xx/5xx or an acknowledging one; one Pub/Sub would
-    misread (``abort(redirect(...))``) or one with no status at all (werkzeug's base class, or a
-    subclass that forgets ``code``: Flask would answer it 200) is answered 500, logged.
+    A raised exception is never an acknowledgement, and the adapter answers it itself (an
+    app's ``errorhandler`` could otherwise turn it into a 200): an ``HTTPException``
+    (``abort``) with a 4xx/5xx status is answered with its own response; one with any other
+    status, or none (werkzeug's base class, a subclass that forgets ``code``,
+    ``abort(redirect(...))``, ``abort(Response(status=200))``), and any other exception raised
+    by ``handler`` or by its streamed response, is answered 500 and logged (with the traceback,
+    and Flask's ``got_request_exception`` signal is sent for error trackers).
     """
     try:
         token = verifier.verify_token(request.headers)
@@ -77,11 +81,21 @@ def respond(verifier: PushVerifier, request: flask.Request, handler: Handler) ->
     seal_body(request.environ, body)
     try:
         return result_response(_call(handler, message))
-    except HTTPException as raised:
+    except HTTPException as raised:  # abort(...): its 4xx/5xx, answered here
         status = raised.response.status_code if raised.response is not None else raised.code
-        if status is None or (status not in ACK_STATUSES and not 400 <= status <= 599):
-            return _to_flask(handler_bug(f"an HTTPException with status {status}"))
-        raise
+        if status is not None and 400 <= status <= 599:
+            answer = flask.Response.force_type(raised.get_response())  # a flask.Response
+            return cast(flask.Response, answer)
+        return _to_flask(handler_bug(f"an HTTPException with status {status}"))
+    except Exception as failed:  # answered here: an app's error handler could make it a 200
+        return _to_flask(handler_failed(failed, _signal))
+
+
+def _signal(failed: Exception) -> None:
+    """Flask's ``got_request_exception`` signal, as Flask sends it for an unhandled exception
+    (error trackers subscribe to it), though the adapter answers the request itself."""
+    app = flask.current_app._get_current_object()  # type: ignore[attr-defined]
+    flask.got_request_exception.send(app, _async_wrapper=app.ensure_sync, exception=failed)
 
 
 def _call(handler: Handler, message: PushMessage) -> object:

@@ -70,3 +70,22 @@ def route_bug(what: str) -> PushResponse:
     500 before the handler runs (Pub/Sub redelivers), with the cause logged."""
     LOG.error("push route refused: %s; answered 500 without calling the handler", what)
     return PushResponse(500, "the push route is not set up to answer Pub/Sub")
+
+
+def handler_failed(
+    failed: Exception, notify: Callable[[Exception], None] | None = None
+) -> PushResponse:
+    """The answer when a push handler raised: 500 (Pub/Sub redelivers), logged with the
+    traceback; ``notify`` passes the exception on (a framework's own signal), and its own
+    failure is logged, never raised."""
+    LOG.error(
+        "push handler raised %s; answered 500, Pub/Sub will redeliver",
+        type(failed).__name__,
+        exc_info=failed,
+    )
+    if notify is not None:
+        try:
+            notify(failed)
+        except Exception:
+            LOG.exception("notifying the push handler's failure failed")
+    return PushResponse(500, "the push handler failed")

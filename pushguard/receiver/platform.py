@@ -47,7 +47,7 @@ def cloud_run_service(environ: Mapping[str, str] | None = None) -> tuple[bool, s
             f"{', '.join(missing)} not set: Cloud Run sets K_SERVICE, K_REVISION and "
             "K_CONFIGURATION in every service's container"
         )
-    if environ.get(KUBERNETES_VARIABLE):
+    if KUBERNETES_VARIABLE in environ:  # set, even empty: a pod
         return False, (
             f"{KUBERNETES_VARIABLE} is set: this is a Kubernetes pod (Knative or Cloud Run for "
             "Anthos), with no Google front end checking tokens"

@@ -136,8 +136,7 @@ def _number(claims: dict[str, Any], name: str) -> float:
     return float(value)
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_EMAIL = re.compile(r"[^@\s:]+@[^@\s:]+\.[^@\s:]+")
+_EMAIL = re.compile(r"[^@\s:/]+@[^@\s:/]+\.[^@\s:/]+")
 
 
 def _check_audience(audience: object) -> None:
@@ -145,9 +144,9 @@ def _check_audience(audience: object) -> None:
     surrounding whitespace (from a copied config line) would refuse every push."""
     if not isinstance(audience, str) or not audience:
         raise ValueError("audience: a non-empty string is required")
-    if audience != audience.strip() or _CONTROL.search(audience):
+    if audience != audience.strip() or not audience.isprintable():
         raise ValueError(
-            f"audience: {audience!r} has surrounding whitespace or a control character; "
+            f"audience: {audience!r} has surrounding whitespace or an invisible character; "
             "give the exact value of the subscription's audience (the token's aud)"
         )
 
@@ -158,7 +157,7 @@ def _check_email(email: object) -> None:
     if not isinstance(email, str) or not email:
         raise ValueError("service_account_email: an email address is required")
     prefix, colon, rest = email.partition(":")
-    if colon and "@" not in prefix:
+    if colon and "@" not in prefix and _EMAIL.fullmatch(rest.strip()):
         raise ValueError(
             f"service_account_email: {email!r} is an IAM member; give the email alone "
             f"({rest.strip()!r}), as the token's email claim holds it"
@@ -315,10 +314,11 @@ class TokenVerifier:
             if not self._told_removed:
                 self._told_removed = True
                 LOG.error(
-                    "a push token arrived with its signature removed by Google "
-                    "(SIGNATURE_REMOVED_BY_GOOGLE): this service runs behind Cloud Run's IAM "
-                    "check, and every such push is refused (401 signature_removed) until the "
-                    "receiver is set up for it: see %s",
+                    "a push token arrived without its signature (SIGNATURE_REMOVED_BY_GOOGLE), "
+                    "refused: 401 signature_removed. If this is a Cloud Run service that "
+                    "requires authentication, Google's front end removed it and every push will "
+                    "be refused until the receiver is set up for it; if the service is public, "
+                    "the token is forged and the mode must stay off: see %s",
                     SIGNATURE_REMOVED_DOCS,
                 )
             raise _invalid(

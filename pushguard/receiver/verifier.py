@@ -16,7 +16,7 @@ from pushguard.receiver.envelope import PushMessage, parse_unwrapped, parse_wrap
 from pushguard.receiver.errors import PushRejected, body_too_large
 from pushguard.receiver.keys import GoogleKeySource, KeySource, StaticKeySource
 from pushguard.receiver.platform import cloud_run_service
-from pushguard.receiver.token import TokenClaims, TokenVerifier
+from pushguard.receiver.token import SIGNATURE_REMOVED, TokenClaims, TokenVerifier
 
 DEFAULT_MAX_BODY_BYTES = 14 * 1024 * 1024
 """A 10 MB message (Pub/Sub's limit, https://cloud.google.com/pubsub/quotas#resource_limits) is
@@ -62,7 +62,18 @@ characters of letters, digits and ``-._~%+``, not starting with ``goog``
 (https://cloud.google.com/pubsub/docs/pubsub-basics#resource_names)."""
 
 
+TRANSPORT_HEADERS = frozenset(
+    {"host", "content-length", "content-type", "user-agent", "accept-encoding", "connection",
+     "transfer-encoding", "from", "forwarded", "traceparent", "x-cloud-trace-context"}
+)  # fmt: skip
+"""Headers of the request itself (RFC 9110, Cloud Run's tracing headers), never attributes."""
+
+
 def _attribute_headers(names: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(names, str | bytes):
+        raise TypeError(
+            f"attribute_headers: a list of header names is required, got the string {names!r}"
+        )
     checked = []
     for name in names:
         if not isinstance(name, str) or not _TOKEN.fullmatch(name):
@@ -80,6 +91,10 @@ def _attribute_headers(names: Iterable[str]) -> tuple[str, ...]:
             raise ValueError(
                 f"attribute_headers: {name!r} carries credentials and is never an attribute"
             )
+        if lowered in TRANSPORT_HEADERS:
+            raise ValueError(
+                f"attribute_headers: {name!r} is a header of the request itself, not an attribute"
+            )
         if lowered.startswith("x-goog-pubsub-"):
             raise ValueError(
                 f"attribute_headers: {name!r} is Pub/Sub metadata (PushMessage has it already)"
@@ -88,10 +103,14 @@ def _attribute_headers(names: Iterable[str]) -> tuple[str, ...]:
     return tuple(checked)
 
 
-class Headers(Protocol):
+class HeaderMapping(Protocol):
     """Any request-header collection with ``items()``: a dict, Flask's, Starlette's."""
 
     def items(self) -> Iterable[tuple[str, str]]: ...
+
+
+Headers = HeaderMapping | Iterable[tuple[str, str]]
+"""Request headers: a mapping-like collection with ``items()``, or ``(name, value)`` pairs."""
 
 
 MAX_HEADER_LINES = 1000
@@ -121,7 +140,8 @@ def lowercase_headers(headers: Headers) -> dict[str, str]:
     """
     collected: dict[str, list[str]] = {}
     size = 0
-    for lines, (name, value) in enumerate(headers.items(), start=1):
+    pairs = headers.items() if hasattr(headers, "items") else headers
+    for lines, (name, value) in enumerate(pairs, start=1):
         size += len(name) + len(value)
         if lines > MAX_HEADER_LINES or size > MAX_HEADER_BYTES:
             raise _too_large()
@@ -220,6 +240,11 @@ class PushVerifier:
         behind_cloud_run_iam: bool = False,
         environ: Mapping[str, str] | None = None,
     ) -> None:
+        if not isinstance(behind_cloud_run_iam, bool):
+            raise TypeError(
+                "behind_cloud_run_iam: True or False is required, got "
+                f"{type(behind_cloud_run_iam).__name__} {behind_cloud_run_iam!r}"
+            )
         if behind_cloud_run_iam:
             on_cloud_run, why_not = cloud_run_service(environ)
             if not on_cloud_run:
@@ -271,7 +296,18 @@ class PushVerifier:
         Raises:
             PushRejected: see :meth:`TokenVerifier.verify`.
         """
-        return self.tokens.verify(bearer_token(lowercase_headers(headers).get("authorization")))
+        lowered = lowercase_headers(headers)
+        token = bearer_token(lowered.get("authorization"))
+        if "x-serverless-authorization" in lowered and token.endswith("." + SIGNATURE_REMOVED):
+            # Cloud Run checks X-Serverless-Authorization when a request has it, and hands
+            # Authorization on as it came: a stripped token there was checked by no one.
+            raise PushRejected(
+                401,
+                "unchecked_token",
+                "the token has no signature and Google's front end checked another one "
+                "(X-Serverless-Authorization)",
+            )
+        return self.tokens.verify(token)
 
     def verify(self, headers: Headers, body: bytes) -> PushMessage:
         """Verify a push request and return its message.

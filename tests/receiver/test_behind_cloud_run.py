@@ -250,3 +250,30 @@ def test_forged_stripped_tokens_never_reach_the_container(
     with _front(container, issuer) as front:
         assert _post(front.url, "/push", forged)[0] == 401
         assert _post(front.url, "/push", stranger.token(SERVICE_URL, PUSH_ACCOUNT))[0] == 401
+
+
+def test_a_stripped_token_beside_another_checked_token_is_refused(
+    container: tuple[str, int], issuer: LocalIssuer
+) -> None:
+    """Cloud Run checks X-Serverless-Authorization when a request has it and hands Authorization
+    on as it came: an invoker's own token there must not vouch for a forged push token."""
+    forged = strip_signature(LocalIssuer(kid=issuer.kid).token(SERVICE_URL, PUSH_ACCOUNT))
+    invoker = issuer.token(SERVICE_URL, OTHER_INVOKER)
+    with _front(container, issuer) as front:
+        host, port_text = front.url.removeprefix("http://").split(":")
+        connection = http.client.HTTPConnection(host, int(port_text), timeout=10)
+        connection.request(
+            "POST",
+            "/push",
+            body=wrapped_body(),
+            headers={
+                "Authorization": f"Bearer {forged}",
+                "X-Serverless-Authorization": f"Bearer {invoker}",
+                "Content-Type": "application/json",
+            },
+        )
+        response = connection.getresponse()
+        body = response.read().decode()
+        connection.close()
+    assert response.status == 401
+    assert "checked another one" in body

@@ -41,6 +41,9 @@ from werkzeug.exceptions import HTTPException
 class Forgot(HTTPException):
     description = "a subclass without code"
 
+class Acknowledging(HTTPException):
+    code = 204
+
 def act(message):
     do = message.attributes.get("do")
     if do == "codeless":
@@ -59,6 +62,17 @@ def act(message):
         return flask.Response(body(), status=200)
     if do == "abort-404":
         flask.abort(404)
+    if do == "raise-runtime":
+        raise RuntimeError("the handler failed")
+    if do == "raise-204":
+        raise Acknowledging()
+    if do == "abort-response-200":
+        flask.abort(flask.Response("fine", 200))
+    if do == "stream-204":
+        def body():
+            yield "started"
+            flask.abort(flask.Response("", 204))
+        return flask.Response(body(), status=200)
     if do == "coroutine":
         async def later():
             return None
@@ -80,6 +94,10 @@ from pushguard.receiver.flask import push_handler
 app = flask.Flask("acks")
 app.post("/push")(push_handler(VERIFIER)(act))
 app.post("/async")(push_handler(VERIFIER)(act_async))
+
+@app.errorhandler(Exception)  # a common catch-all that would acknowledge every failure
+def everything(error):
+    return {"error": "handled"}, 200
 """,
     "functions-framework": COMMON
     + WSGI_HANDLER
@@ -100,9 +118,18 @@ from fastapi.responses import StreamingResponse
 from starlette.exceptions import HTTPException
 from pushguard.receiver import PushMessage
 from pushguard.receiver.fastapi import PushDependency, PushRoute
+from fastapi.responses import JSONResponse
 app = FastAPI()
 app.router.route_class = PushRoute
 verified = PushDependency(VERIFIER)
+
+@app.exception_handler(Exception)  # common catch-alls that would acknowledge every failure
+async def everything(request, error):
+    return JSONResponse({"error": "handled"}, status_code=200)
+
+@app.exception_handler(HTTPException)
+async def http_errors(request, error):
+    return JSONResponse({"error": "handled"}, status_code=200)
 
 @app.post("/push", status_code=204)
 async def act(request: Request, message: PushMessage = Depends(verified)):
@@ -111,6 +138,15 @@ async def act(request: Request, message: PushMessage = Depends(verified)):
         raise HTTPException(302)
     if do == "starlette-203":
         raise HTTPException(203)
+    if do == "starlette-204":
+        raise HTTPException(204)
+    if do == "raise-runtime":
+        raise RuntimeError("the handler failed")
+    if do == "stream-204":
+        async def failing():
+            yield b"started"
+            raise HTTPException(204)
+        return StreamingResponse(failing(), status_code=200)
     if do == "stream-302":
         async def body():
             yield b"started"
@@ -204,6 +240,10 @@ WSGI_CASES = {
     "stream-redirect": 500,  # was a 302 with no log line
     "coroutine": 500,  # a coroutine returned by a plain def is not an outcome
     "abort-404": 404,  # a 4xx stays the handler's answer
+    "raise-runtime": 500,  # whatever the app's error handlers would make of it
+    "raise-204": 500,  # a raised exception is never an acknowledgement
+    "abort-response-200": 500,
+    "stream-204": 500,
     "none": 204,
 }
 FASTAPI_CASES = {
@@ -211,6 +251,9 @@ FASTAPI_CASES = {
     "starlette-203": 500,
     "stream-302": 500,
     "abort-404": 404,
+    "starlette-204": 500,
+    "raise-runtime": 500,
+    "stream-204": 500,
     "none": 204,
 }
 
@@ -312,3 +355,17 @@ def test_a_content_length_of_other_digits_is_a_400_not_a_traceback(
     assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
     time.sleep(0.2)
     assert b"Traceback" not in log.read_bytes()[logged_before:]
+
+
+def test_a_rejection_is_answered_whatever_the_app_s_error_handlers_say(
+    server: tuple[str, int, Path], issuer: LocalIssuer
+) -> None:
+    kind, port, _ = server
+    path = "/" if kind == "functions-framework" else "/push"
+    forged = LocalIssuer(kid=issuer.kid).token(AUDIENCE, ACCOUNT)
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.request("POST", path, body=b"{}", headers={"Authorization": f"Bearer {forged}"})
+        assert connection.getresponse().status == 401
+    finally:
+        connection.close()

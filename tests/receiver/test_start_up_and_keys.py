@@ -28,15 +28,33 @@ def issuer() -> LocalIssuer:
     [
         ({"audience": AUDIENCE + " "}, "audience"),
         ({"audience": "\t" + AUDIENCE}, "audience"),
-        ({"service_account_email": "serviceAccount:" + ACCOUNT}, "an IAM member"),
+        ({"service_account_email": "serviceAccount:" + ACCOUNT}, "an IAM member; give the email"),
         ({"service_account_email": ACCOUNT + "\n"}, "not an email address"),
         ({"service_account_email": "orders-push"}, "not an email address"),
+        ({"audience": AUDIENCE + "\u200b"}, "invisible character"),
+        (
+            {"service_account_email": "projects/-/serviceAccounts/" + ACCOUNT},
+            "not an email address",
+        ),
+        ({"service_account_email": "principal://iam.googleapis.com/x"}, "not an email address"),
         (
             {"payload_format": "unwrapped", "attribute_headers": ["TenantId"]},
             "arrives as 'tenantid'",
         ),
+        ({"payload_format": "unwrapped", "attribute_headers": ["host"]}, "request itself"),
     ],
-    ids=["audience-space", "audience-tab", "member-prefix", "email-newline", "no-at", "case"],
+    ids=[
+        "audience-space",
+        "audience-tab",
+        "member-prefix",
+        "email-newline",
+        "no-at",
+        "zero-width",
+        "resource-name",
+        "principal",
+        "case",
+        "transport-header",
+    ],
 )
 def test_configuration_that_would_refuse_every_push_is_refused_at_start_up(
     issuer: LocalIssuer, options: dict[str, object], named: str
@@ -185,3 +203,29 @@ def test_a_failed_fetch_is_logged_with_its_cause(
     messages = [record.getMessage() for record in caplog.records]
     assert any("HTTP 500" in m and "503 keys_unavailable" in m for m in messages), messages
     assert all("eyJ" not in m for m in messages)  # no token in the log
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"behind_cloud_run_iam": "false", "environ": cloud_run_environ()},
+        {"behind_cloud_run_iam": 1, "environ": cloud_run_environ()},
+        {"payload_format": "unwrapped", "attribute_headers": "tenant-id"},
+    ],
+    ids=["mode-string", "mode-int", "headers-string"],
+)
+def test_arguments_of_the_wrong_type_are_refused_not_read_loosely(
+    issuer: LocalIssuer, options: dict[str, object]
+) -> None:
+    with pytest.raises(TypeError):
+        PushVerifier(AUDIENCE, ACCOUNT, keys=issuer.certs, **options)  # type: ignore[arg-type]
+
+
+def test_an_empty_kubernetes_variable_still_marks_a_pod() -> None:
+    assert cloud_run_service({**cloud_run_environ(), "KUBERNETES_SERVICE_HOST": ""})[0] is False
+
+
+def test_headers_may_be_given_as_pairs(issuer: LocalIssuer) -> None:
+    verifier = PushVerifier(AUDIENCE, ACCOUNT, keys=issuer.certs)
+    pairs = [("Authorization", f"Bearer {issuer.token(AUDIENCE, ACCOUNT)}")]
+    assert verifier.verify_token(pairs).email == ACCOUNT
