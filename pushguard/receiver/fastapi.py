@@ -80,7 +80,9 @@ class PushRoute(APIRoute):
     - with any other status (also from an ``HTTPException`` the handler raises) is replaced by
       a 500, logged (the status, never the content);
     - a ``StreamingResponse`` is run to its end first and sent as a plain response, so the
-      status never precedes the work; an exception it raises propagates (FastAPI answers 500).
+      status never precedes the work;
+    - an exception (from the handler, its dependencies or its stream) is answered here, never by
+      the app's exception handlers, which could make it a 200: see :func:`_answer_raised`.
     """
 
     def __init__(self, path: str, endpoint: Callable[..., Any], **options: Any) -> None:

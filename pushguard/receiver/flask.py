@@ -27,9 +27,9 @@ What the handler may return (Flask's own conventions, plus Pub/Sub's outcomes):
 
 Flask has no way to know the result before the handler ran; a result outside this contract
 (a ``float``, a 203 or a redirect, an object Flask cannot send, a coroutine from a plain
-``def``), and an ``HTTPException`` without a status or with one Pub/Sub would misread (raised by
-the handler or inside its streamed response), is answered 500 and logged, so Pub/Sub
-redelivers: a handler bug is never a silent acknowledgement. An ``async def`` handler runs through
+``def``) is answered 500 and logged, so Pub/Sub redelivers. A raised exception is never an
+acknowledgement: the adapter answers it itself (:func:`respond`), whatever the app's error
+handlers would make of it. A handler bug is never a silent acknowledgement. An ``async def`` handler runs through
 Flask's ``ensure_sync`` (Flask's ``async`` extra); without it, it is refused at registration.
 """
 
@@ -136,8 +136,8 @@ def result_response(outcome: object) -> flask.Response:
 
     A streamed response (a generator, ``flask.Response(generator)``, ``stream_with_context``) is
     run to its end here, before the status is sent, so Pub/Sub never gets an acknowledgement for
-    work that has not run; an exception it raises propagates (Flask answers 500). Its body is
-    then held in memory. A refused status does not run it.
+    work that has not run; an exception it raises propagates to :func:`respond`, which answers
+    it. Its body is then held in memory. A refused status does not run it.
     """
     if inspect.isawaitable(outcome):  # a coroutine from a handler not declared async def
         if inspect.iscoroutine(outcome):
