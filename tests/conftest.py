@@ -7,8 +7,15 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import settings
 
 from pushguard.preview.mocks import PROJECT_VARIABLES, REGION_VARIABLES
+
+# No property test is timed: on a loaded 2-core CI machine (a JVM or a pack process beside it) a
+# single example can take far over hypothesis's 200 ms default deadline, and a flaky deadline
+# says nothing about behaviour. Speed lives in bench/ (docs/development.md).
+settings.register_profile("pushguard", deadline=None)
+settings.load_profile("pushguard")
 
 
 @pytest.fixture(autouse=True)
