@@ -29,8 +29,9 @@ Flask has no way to know the result before the handler ran; a result outside thi
 (a ``float``, a 203 or a redirect, an object Flask cannot send, a coroutine from a plain
 ``def``) is answered 500 and logged, so Pub/Sub redelivers. A raised exception is never an
 acknowledgement: the adapter answers it itself (:func:`respond`), whatever the app's error
-handlers would make of it. A handler bug is never a silent acknowledgement. An ``async def`` handler runs through
-Flask's ``ensure_sync`` (Flask's ``async`` extra); without it, it is refused at registration.
+handlers would make of it. A handler bug is never a silent acknowledgement. An ``async def``
+handler runs through Flask's ``ensure_sync`` (Flask's ``async`` extra); without it, it is
+refused at registration.
 """
 
 from __future__ import annotations

@@ -55,29 +55,57 @@ def seal_body(environ: dict[str, Any], body: bytes = b"", *, unread: bool = Fals
     """Replace the WSGI input with ``body`` (what the adapter read), so that nothing after the
     view reads the client's socket.
 
-    With ``unread`` (the request was rejected and its body may still be on the way), the
-    connection is also ended after the response where the server allows it: gunicorn (which the
-    Functions Framework runs) otherwise drains an unread body after the response to keep the
-    connection alive, holding a worker thread for up to 5 s per request whose client withholds
-    it. Its plain HTTP/1.x socket (``environ["gunicorn.socket"]``) is shut for reading; the
-    response is still written, and the drain ends at once.
+    With ``unread`` (the request was rejected and its body may still be on the way), a body
+    that has already arrived whole (at most :data:`BUFFERED_DRAIN_BYTES`, taken without waiting)
+    is read off, so the connection stays usable; else the connection is ended after the response
+    where the server allows it: gunicorn (which the Functions Framework runs) would otherwise
+    drain the unread body after the response to keep the connection alive, holding a worker
+    thread for up to 5 s per request whose client withholds it. Its plain HTTP/1.x socket
+    (``environ["gunicorn.socket"]``) is shut for reading; the response is still written, and the
+    drain ends at once. gunicorn still says ``Connection: keep-alive`` on that response: it
+    drops an application's ``Connection`` header (hop-by-hop).
 
     Returns:
-        whether the connection was shut for reading: the response must then say
-        ``Connection: close`` (gunicorn would otherwise advertise keep-alive on a connection it
-        is about to close).
+        whether the connection was shut for reading.
     """
+    connection = environ.get("gunicorn.socket")
+    shut = (
+        unread
+        and type(connection) is socket.socket  # not TLS: shutting a TLS socket ends its writes
+        and environ.get("SERVER_PROTOCOL") in ("HTTP/1.0", "HTTP/1.1")  # not a shared h2 one
+        and not _drain_buffered(environ, connection)
+    )
     environ["wsgi.input"] = io.BytesIO(body)
     environ["CONTENT_LENGTH"] = str(len(body))
     environ.pop("wsgi.input_terminated", None)
     environ.pop("HTTP_TRANSFER_ENCODING", None)
-    connection = environ.get("gunicorn.socket")
-    if (
-        unread
-        and type(connection) is socket.socket  # not TLS: shutting a TLS socket ends its writes
-        and environ.get("SERVER_PROTOCOL") in ("HTTP/1.0", "HTTP/1.1")  # not a shared h2 one
-    ):
+    if shut:
         with contextlib.suppress(OSError):  # already gone: nothing left to drain
-            connection.shutdown(socket.SHUT_RD)
-        return True
-    return False
+            connection.shutdown(socket.SHUT_RD)  # type: ignore[union-attr]
+    return bool(shut)
+
+
+BUFFERED_DRAIN_BYTES = 64 * 1024
+"""The most of a rejected request's body read off to keep its connection: only bytes already at
+hand (the socket is read without waiting), so an unauthenticated client costs no wait."""
+
+
+def _drain_buffered(environ: dict[str, Any], connection: socket.socket) -> bool:
+    """Whether the rest of the request's body was already at hand and is now read off the
+    server's input, without waiting on the socket (its timeout is 0 meanwhile)."""
+    stream = get_input_stream(environ, safe_fallback=True)
+    timeout = connection.gettimeout()
+    taken = 0
+    try:
+        connection.settimeout(0.0)
+        while taken <= BUFFERED_DRAIN_BYTES:
+            chunk = stream.read(min(CHUNK_BYTES, BUFFERED_DRAIN_BYTES + 1 - taken))
+            if not chunk:
+                return True
+            taken += len(chunk)
+        return False
+    except OSError:  # nothing more at hand (BlockingIOError), or the client is gone
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            connection.settimeout(timeout)

@@ -370,6 +370,39 @@ def test_withheld_bodies_get_their_401_and_do_not_block_a_real_push(
             conn.close()
 
 
+def _raw_post(connection: socket.socket, token: str) -> bytes:
+    """One POST in a single send (headers and body in one segment); the status line and headers
+    of the answer, whose body is read off by its Content-Length."""
+    body = wrapped_body()
+    connection.sendall(
+        b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        + f"Authorization: Bearer {token}\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+        + body
+    )
+    answer = b""
+    while b"\r\n\r\n" not in answer:
+        answer += connection.recv(4096) or b"<closed>\r\n\r\n"
+    head, _, rest = answer.partition(b"\r\n\r\n")
+    length = int(next((line.split(b":")[1] for line in head.split(b"\r\n")
+                       if line.lower().startswith(b"content-length:")), b"0"))  # fmt: skip
+    while len(rest) < length:
+        rest += connection.recv(4096)
+    return head
+
+
+def test_a_rejected_push_whose_body_arrived_keeps_its_connection(
+    ff_server: tuple[int, FakeGoogle],
+) -> None:
+    """gunicorn says keep-alive on every answer; a rejection whose body is already at hand reads
+    it off, so the connection really stays open for the next push."""
+    port, google = ff_server
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as connection:
+        first = _raw_post(connection, "not-a-token")
+        assert first.startswith(b"HTTP/1.1 401") and b"Connection: keep-alive" in first
+        time.sleep(0.5)  # gunicorn reads the next request (or finds the connection shut)
+        assert _raw_post(connection, google.token()).startswith(b"HTTP/1.1 204")
+
+
 def test_an_interim_102_is_answered_with_a_final_ack_clients_can_read(
     ff_server: tuple[int, FakeGoogle],
 ) -> None:
