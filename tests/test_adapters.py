@@ -178,12 +178,43 @@ def test_component_wire_and_row_give_equal_facts() -> None:
     assert _core(row)["verdicts"] == []  # a compliant subscription: nothing to report
 
 
+def test_a_public_invoker_grant_on_the_target_gives_one_verdict_in_the_pack_and_the_audit() -> None:
+    """push-target-requires-auth reads the target's grants as both adapters collect them (the
+    component never sees them: its facts above, with only its own grant, decide nothing)."""
+    public = _wire(
+        "gcp:cloudrunv2/serviceIamMember:ServiceIamMember",
+        "public",
+        {
+            "name": "orders",
+            "location": "europe-west1",
+            "role": "roles/run.invoker",
+            "member": "allUsers",
+        },
+    )
+    stack = [*STACK, public]
+    wire = subscription_facts(SUBSCRIPTION, SETTINGS, StackGraph.build(stack, SETTINGS)).facts
+    row = {
+        **ROW,
+        "target_grants": [
+            *ROW["target_grants"],
+            _grant("roles/run.invoker", "allUsers", "run/orders"),
+        ],
+    }
+    facts = SETTINGS.apply(facts_from_row(row))
+    assert _core(wire) == _core(facts)
+    assert _core(facts)["verdicts"] == [("push-target-requires-auth", "violation")]
+
+
 def test_without_the_stack_the_wire_facts_say_grants_were_not_collected() -> None:
     alone = subscription_facts(SUBSCRIPTION, SETTINGS).facts
     assert alone.push_auth_account_grants is None and alone.invoker_target is None
     # ... and so the IAM rules cannot decide, rather than pass or fail.
     undecided = {f.rule_id for f in evaluate(alone) if not f.is_violation}
-    assert {"push-agent-token-creator", "push-invoker-binding"} <= undecided
+    assert {
+        "push-agent-token-creator",
+        "push-invoker-binding",
+        "push-target-requires-auth",
+    } <= undecided
 
 
 @pytest.mark.parametrize(

@@ -186,6 +186,7 @@ GRANT_RULES = frozenset(
         "push-invoker-binding",
         "push-dead-letter-iam",
         "push-sa-broad-grants",
+        "push-target-requires-auth",
     }
 )
 """The rules that read IAM grants declared in the stack: not checked at all (neither passed nor

@@ -30,6 +30,7 @@ from pushguard.rules import (
     push_sa_same_project,
     push_shared_iam_binding,
     push_state_drift,
+    push_target_requires_auth,
     push_unmanaged,
     push_vpcsc_default_url,
 )
@@ -57,6 +58,7 @@ RULES: tuple[Rule, ...] = (
     push_shared_iam_binding.RULE,
     push_unmanaged.RULE,
     push_state_drift.RULE,
+    push_target_requires_auth.RULE,
 )
 """All rules, mandatory ones first, in a stable order (kept explicit; a test checks it against
 the rule modules on disk)."""

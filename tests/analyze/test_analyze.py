@@ -163,6 +163,7 @@ def test_an_encrypted_secret_is_unknown_as_at_preview(secret_endpoint, tmp_path:
         "push-agent-token-creator",
         "push-auth-oidc",
         "push-sa-same-project",
+        "push-target-requires-auth",  # the endpoint hides the service behind it
     }
     assert any("stay encrypted" in note for note in stack["notes"])
 

@@ -11,6 +11,7 @@ from pushguard.components import TYPE_TOKEN, PushSubscription, PushSubscriptionI
 from pushguard.components.ids import account_id, pubsub_id
 from pushguard.preview.engine import run_program_capturing
 from pushguard.preview.mocks import GcpMocks
+from pushguard.rules import RULES_BY_ID
 from tests.helpers import NUMBER, PROJECT, UNKNOWN, cause, run, run_failing, short, unknown_output
 
 RUN_URL = "https://orders-3kq2x7ab9c-ew.a.run.app/push"
@@ -492,6 +493,23 @@ def test_advisory_violation_warns_but_builds() -> None:
     warnings = [message for level, message in graph.logs if level == "warning"]
     assert any("push-no-query-token" in w for w in warnings)
     assert all("abc123" not in w for w in warnings)
+
+
+@pytest.mark.parametrize("kind", ["cloud-run", "cloud-function-v2", "cloud-function-v1"])
+def test_rules_whose_facts_the_component_cannot_see_report_nothing(kind: str) -> None:
+    """push-target-requires-auth reads the service's IAM policy, which the component never sees
+    (it knows only the grants it makes): not applicable here, so neither a warning nor an error,
+    as for push-shared-iam-binding."""
+    rule = RULES_BY_ID["push-target-requires-auth"]
+    assert "component" not in rule.enforcement_points
+    target = {"kind": kind, "name": "orders", "location": "europe-west1"}
+    endpoint = {}
+    if kind == "cloud-function-v1":
+        endpoint = {"push_endpoint": f"https://europe-west1-{PROJECT}.cloudfunctions.net/orders"}
+    graph = run(program(target=target, **endpoint))
+    assert graph.by_type(SUB)
+    logged = [message for _, message in graph.logs]
+    assert not [m for m in logged if rule.id in m or "push-shared-iam-binding" in m], logged
 
 
 def test_fields_of_nested_objects_may_be_outputs() -> None:

@@ -85,7 +85,7 @@ def test_grants_through_an_unmapped_iam_resource_leave_the_grant_rules_not_check
     pack.configure(policy_config())
     found = {(d.policy, d.urn.rsplit("::", 1)[-1]) for d in pack.analyze_stack(stack)}
     unread = {(n.policy, n.urn.rsplit("::", 1)[-1]): n.reason for n in pack.not_applicable}
-    for rule in ("push-agent-token-creator", "push-invoker-binding"):
+    for rule in ("push-agent-token-creator", "push-invoker-binding", "push-target-requires-auth"):
         assert (rule, "ungranted") not in found
         assert "organizationIamMember" in unread[(rule, "ungranted")]
         assert (rule, "ok") in unread

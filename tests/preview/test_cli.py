@@ -87,7 +87,7 @@ def test_sarif_is_valid_and_what_code_scanning_needs(preview, tmp_path: Path) ->
     jsonschema.Draft4Validator(SARIF_SCHEMA).validate(sarif)
     [result_run] = sarif["runs"]
     rules = result_run["tool"]["driver"]["rules"]
-    assert len(rules) == 14 and all(r["help"]["text"] and r["helpUri"] for r in rules)
+    assert len(rules) == 15 and all(r["help"]["text"] and r["helpUri"] for r in rules)
     assert result_run["automationDetails"]["id"] == "pushguard-preview/pushguard-example/legacy/"
     levels = {(r["ruleId"], r["level"]) for r in result_run["results"]}
     assert {rule for rule, level in levels if level == "error"} == MANDATORY

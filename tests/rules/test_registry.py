@@ -41,6 +41,7 @@ PUBLIC_ORDER = (
     "push-shared-iam-binding",
     "push-unmanaged",
     "push-state-drift",
+    "push-target-requires-auth",
 )
 """The order of ``RULES``: mandatory rules first, then advisory ones, each in the order they were
 added. A new rule goes at the end of its level's group."""

@@ -9,6 +9,7 @@ from pushguard.rules import (
     RULES,
     RULES_BY_ID,
     EnforcementLevel,
+    InvokerTarget,
     Status,
     SubscriptionFacts,
     evaluate,
@@ -44,6 +45,7 @@ def test_rule_ids_and_levels_are_the_public_contract() -> None:
         "push-shared-iam-binding": "advisory",
         "push-unmanaged": "advisory",
         "push-state-drift": "advisory",
+        "push-target-requires-auth": "advisory",
     }
 
 
@@ -99,6 +101,28 @@ def test_unknown_push_auth_account_is_undecided_for_the_rules_that_need_it() -> 
     statuses = {f.rule_id: f.status for f in evaluate(facts)}
     for rule in ("push-auth-oidc", "push-agent-token-creator", "push-invoker-binding"):
         assert statuses[rule] is Status.UNKNOWN, rule
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        (None, "the service behind the push endpoint is not known"),
+        (
+            InvokerTarget(kind="cloud-run", name="orders"),
+            "the target's IAM grants were not collected",
+        ),
+    ],
+    ids=["target not known", "grants not collected"],
+)
+def test_an_unknown_target_or_its_uncollected_grants_leave_the_target_rules_undecided(
+    target: InvokerTarget | None, message: str
+) -> None:
+    """Neither passed nor violated: the pack lists them as not checked, the audit as unknown."""
+    facts = SubscriptionFacts(**{**BASE, "invoker_target": target})
+    found = {f.rule_id: f for f in evaluate(facts)}
+    for rule in ("push-invoker-binding", "push-target-requires-auth"):
+        assert found[rule].status is Status.UNKNOWN, rule
+        assert (found[rule].message, found[rule].field) == (message, "target"), rule
 
 
 def test_pull_subscription_has_no_findings() -> None:
