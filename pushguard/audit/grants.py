@@ -58,10 +58,10 @@ def wanted_keys(facts: DataFrame) -> DataFrame:
 def grant_lists(facts: DataFrame, policies: DataFrame) -> DataFrame:
     """``asset_name`` and the :data:`~pushguard.audit.schemas.GRANT_FACTS` columns: per
     subscription, sorted arrays of grant structs (``role``, ``member``, ``resource``,
-    ``condition``); a list is null when its asset is not in the export (not collected), empty
-    when nothing is granted there. Lazy."""
+    ``condition``); a list is null when its asset is not in the export, or the export holds no
+    IAM policy at all (not collected), empty when nothing is granted there. Lazy."""
     grant = F.struct("role", "member", F.col("key").alias("resource"), "condition")
-    return (
+    lists = (
         wanted_keys(facts)
         .join(bindings(policies), on="key", how="left")
         .groupBy("asset_name", "fact")
@@ -69,5 +69,11 @@ def grant_lists(facts: DataFrame, policies: DataFrame) -> DataFrame:
         .groupBy("asset_name")
         .pivot("fact", list(GRANT_FACTS))
         .agg(F.first("grants"))
-        .select("asset_name", *GRANT_FACTS)
+    )
+    # An export without any IAM policy (a resource-only export: --content-type=resource) says
+    # nothing of grants: every list is then "not collected", never "nothing granted".
+    present = F.broadcast(policies.select(F.lit(True).alias("iam_exported")).limit(1))
+    return lists.join(present, on=F.lit(True), how="left").select(
+        "asset_name",
+        *(F.when(F.col("iam_exported"), F.col(fact)).alias(fact) for fact in GRANT_FACTS),
     )

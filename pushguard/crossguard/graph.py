@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pushguard.crossguard.resources import WireResource
+from pushguard.crossguard.urn import is_stack_urn
 from pushguard.crossguard.wire import UNKNOWN, Unknown, WireShapeError, get, get_str, get_str_list
 from pushguard.policy.settings import PackSettings
 from pushguard.rules.accounts import service_account_email
@@ -392,18 +393,29 @@ class StackGraph:
 
     def sibling_service(self, parent: str | None) -> ServiceInfo | None:
         """The service that invoker grants made by the same component (``parent``) are on:
-        pushguard's component grants the invoker role next to the subscription it creates."""
-        if not parent:
+        pushguard's component grants the invoker role next to the subscription it creates.
+
+        Never a guess: ``None`` when ``parent`` is the stack itself (every top-level resource
+        is a sibling there, so a grant says nothing of where a subscription pushes) and when
+        the component's grants are on more than one service."""
+        if not parent or is_stack_urn(parent):
             return None
         grants = [g for g in self.grants if g.parent == parent and g.kind in ("run", "fn")]
         if not grants:
             return None
         keys = frozenset().union(*(g.targets for g in grants))
-        named = sorted(k.split(":", 1)[1] for k in keys if not k.startswith("urn:"))
-        for key in keys:
-            for service in self.services.values():
-                if key in service.keys:
-                    return service
+        declared = {
+            service.urn or service.name: service
+            for service in self.services.values()
+            if keys & service.keys
+        }
+        if len(declared) > 1:
+            return None
+        if declared:
+            return next(iter(declared.values()))
+        named = sorted({k.split(":", 1)[1] for k in keys if not k.startswith("urn:")})
+        if len(named) > 1 or len({g.kind for g in grants}) > 1:
+            return None
         kind = TargetKind.CLOUD_RUN if grants[0].kind == "run" else TargetKind.CLOUD_FUNCTION_V1
         return ServiceInfo(urn="", kind=kind, name=named[0] if named else "", url=None, keys=keys)
 

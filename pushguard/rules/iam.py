@@ -81,12 +81,19 @@ BROAD_PREFIXES = ("domain:", "principalSet://")
 """Members that stand for many identities. Source: https://cloud.google.com/iam/docs/principal-identifiers"""
 
 
+_PUBLIC_MEMBERS = {"allusers": "allUsers", "allauthenticatedusers": "allAuthenticatedUsers"}
+"""The members without a type prefix, as IAM spells them
+(https://cloud.google.com/iam/docs/principals-overview#allusers)."""
+
+
 def normalise_member(member: str) -> str:
     """An IAM member with its type prefix as IAM writes it and the email part lower-cased
-    (``serviceAccount:A@B`` and ``serviceaccount:a@b`` are the same principal)."""
+    (``serviceAccount:A@B`` and ``serviceaccount:a@b`` are the same principal); ``allUsers`` and
+    ``allAuthenticatedUsers`` in IAM's spelling, whatever their case (the Terraform provider
+    once wrote ``allauthenticatedusers``: hashicorp/terraform-provider-google#10466)."""
     kind, sep, rest = member.strip().partition(":")
-    if not sep:
-        return kind
+    if not sep:  # allUsers, allAuthenticatedUsers: older Terraform states hold them lower-cased
+        return _PUBLIC_MEMBERS.get(kind.lower(), kind)
     canonical = {"serviceaccount": "serviceAccount", "user": "user", "group": "group"}
     return f"{canonical.get(kind.lower(), kind)}:{rest.lower()}"
 

@@ -36,7 +36,7 @@ from collections.abc import Iterator
 
 from pushguard.rules.base import EnforcementLevel, Result, Rule
 from pushguard.rules.facts import IamGrant, InvokerTarget, SubscriptionFacts, TargetKind
-from pushguard.rules.iam import INVOKER, find_grants
+from pushguard.rules.iam import INVOKER, find_grants, normalise_member
 
 PUBLIC_MEMBERS: dict[str, str] = {
     "allUsers": "anyone who learns its URL can post pushes to it without any token",
@@ -96,15 +96,16 @@ def _violation(target: InvokerTarget, grant: IamGrant) -> Result:
     if grant.condition:
         condition = (
             f" under the condition {grant.condition!r} (IAM does not accept conditions on "
-            f"{grant.member}, and pushguard cannot prove this one never holds)"
+            f"{normalise_member(grant.member)}, and pushguard cannot prove this one never holds)"
         )
-    consequence = PUBLIC_MEMBERS.get(grant.member.strip(), "it is open to everyone")
-    evidence = {"target": target.name, "member": grant.member, "role": grant.role}
+    public = normalise_member(grant.member)
+    consequence = PUBLIC_MEMBERS.get(public, "it is open to everyone")
+    evidence = {"target": target.name, "member": public, "role": grant.role}
     evidence["resource"] = grant.resource
     if grant.condition:
         evidence["condition"] = grant.condition
     return Result.violation(
-        f"{what} grants {grant.role} to {grant.member}{_where(grant.resource)}{condition}, so "
+        f"{what} grants {grant.role} to {public}{_where(grant.resource)}{condition}, so "
         f"{consequence}.",
         "target",
         **evidence,

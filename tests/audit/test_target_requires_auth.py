@@ -106,3 +106,22 @@ def test_a_service_only_the_push_auth_account_invokes_passes(public_targets: Aud
 
 def test_the_summary_counts_the_rule(public_targets: Audit) -> None:
     assert public_targets.summary["findings"]["violations_by_rule"][RULE] == 2
+
+
+def test_an_export_without_iam_policies_decides_no_grant_rule(
+    spark: SparkSession, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A resource-only export (``--content-type=resource``) says nothing of grants: a public
+    service is not passed, and no account is said to lack a grant."""
+    root = tmp_path_factory.mktemp("resources-only")
+    lines = [line for line in build_export() if "iam_policy" not in line]
+    result = audit(spark, [write_lines(root / "export" / "resources.json", lines)], root / "out")
+    [finding] = _findings(result, "public")
+    assert finding["status"] == "unknown"
+    assert "IAM grants were not collected" in finding["message"]
+    for subscription in ("public", "private", "inherited"):
+        assert result.violations(subscription) & {
+            RULE,
+            "push-invoker-binding",
+            "push-agent-token-creator",
+        } == set()

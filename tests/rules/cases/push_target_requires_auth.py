@@ -75,6 +75,15 @@ FACT_CASES: list[FactCase] = [
     fact(
         RULE_ID,
         "fail",
+        "allauthenticatedusers in lower case (older Terraform states)",
+        invoker_target=_run(
+            IamGrant(role="roles/run.invoker", member=" allauthenticatedusers", resource=RUN)
+        ),
+        message=("roles/run.invoker to allAuthenticatedUsers on",),
+    ),
+    fact(
+        RULE_ID,
+        "fail",
         "run invoker to allUsers",
         invoker_target=_run(PUBLIC),
         message=("Cloud Run service orders", "roles/run.invoker to allUsers", f"on {RUN}"),
