@@ -120,8 +120,12 @@ def test_an_export_without_iam_policies_decides_no_grant_rule(
     assert finding["status"] == "unknown"
     assert "IAM grants were not collected" in finding["message"]
     for subscription in ("public", "private", "inherited"):
-        assert result.violations(subscription) & {
-            RULE,
-            "push-invoker-binding",
-            "push-agent-token-creator",
-        } == set()
+        assert (
+            result.violations(subscription)
+            & {
+                RULE,
+                "push-invoker-binding",
+                "push-agent-token-creator",
+            }
+            == set()
+        )
