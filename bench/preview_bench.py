@@ -33,8 +33,9 @@ for i in range(int(pulumi.Config().require("components"))):
     PushSubscription(f"sub-{i}", {
         "topic": f"topic-{i}",
         "push_endpoint": f"https://svc-{i}-3kq2x7ab9c-ew.a.run.app/push",
-        "target": {"kind": "cloud-run", "name": f"svc-{i}", "location": "europe-west1"},
         "audience": f"svc-{i}",
+        "target": {"kind": "cloud-run", "name": f"svc-{i}", "location": "europe-west1",
+                   "custom_audiences": [f"svc-{i}"]},
         "project_number": "123456789012",
         "dead_letter": {"max_delivery_attempts": 10},
         "deployers": ["group:platform@example.com", "group:oncall@example.com"],
