@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import datetime as dt
 import json
 import platform
 import statistics
@@ -36,33 +35,19 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import NameOID
 from google.auth import crypt, jwt
 from google.oauth2 import id_token
 
 from pushguard.receiver import PushVerifier
+from pushguard.receiver.testing import self_signed_certificate
 
 AUDIENCE = "https://orders-3kq2x7ab9c-ew.a.run.app/push"
 EMAIL = "orders-push@acme-orders.iam.gserviceaccount.com"
 
 
 def _certificate(key: rsa.RSAPrivateKey) -> str:
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "accounts.google.com")])
-    start = dt.datetime.now(dt.UTC) - dt.timedelta(days=1)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(start)
-        .not_valid_after(start + dt.timedelta(days=30))
-        .sign(key, hashes.SHA256())
-    )
-    return cert.public_bytes(serialization.Encoding.PEM).decode()
+    return self_signed_certificate(key, days=30, name="accounts.google.com")
 
 
 def _tokens(keys: dict[str, rsa.RSAPrivateKey], count: int) -> list[str]:

@@ -56,11 +56,17 @@ HOP_BY_HOP = frozenset(
 """Headers a proxy does not forward (RFC 9110 section 7.6.1)."""
 
 
-def self_signed_certificate(key: rsa.RSAPrivateKey, days: int = 3650) -> str:
-    """A PEM X.509 certificate for ``key``, valid from a day ago for ``days`` days: the form of
-    Google's signing certificates."""
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "pushguard local issuer")])
-    start = dt.datetime.now(dt.UTC) - dt.timedelta(days=1)
+def self_signed_certificate(
+    key: rsa.RSAPrivateKey,
+    *,
+    not_before: dt.datetime | None = None,
+    days: int = 3650,
+    name: str = "pushguard local issuer",
+) -> str:
+    """A PEM X.509 certificate for ``key`` (the form of Google's signing certificates), valid
+    from ``not_before`` (default: a day ago) for ``days`` days."""
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    start = not_before or dt.datetime.now(dt.UTC) - dt.timedelta(days=1)
     certificate = (
         x509.CertificateBuilder()
         .subject_name(subject)

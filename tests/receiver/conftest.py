@@ -16,13 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
-from cryptography.x509.oid import NameOID
 from google.auth import crypt, jwt
 
 from pushguard.receiver import PushVerifier
+from pushguard.receiver.testing import self_signed_certificate
 
 AUDIENCE = "https://orders-abc123-ew.a.run.app/push"
 EMAIL = "orders-push@acme-orders.iam.gserviceaccount.com"
@@ -34,19 +33,9 @@ def make_key() -> rsa.RSAPrivateKey:
 
 
 def certificate_pem(key: rsa.RSAPrivateKey, name: str = "accounts.google.com") -> str:
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    """A certificate valid through the tests' fixed clock (:data:`NOW`)."""
     start = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(subject)
-        .issuer_name(subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(start)
-        .not_valid_after(start + dt.timedelta(days=3650))
-        .sign(key, hashes.SHA256())
-    )
-    return cert.public_bytes(serialization.Encoding.PEM).decode()
+    return self_signed_certificate(key, not_before=start, name=name)
 
 
 def b64url(data: bytes) -> str:
