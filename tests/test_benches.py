@@ -2,7 +2,7 @@
 
 The figures are not checked here (speed targets live in bench/RESULTS.md, measured on a quiet
 machine): each script must run to its end and print its table. The Spark benchmarks are in
-tests/test_benches_spark.py (another file: the two run on separate test workers).
+tests/audit/test_benches.py (scheduled early, beside other files).
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
 """The Spark benchmarks run at their smallest size, so that none rots (figures are not checked:
-bench/RESULTS.md). They share one small export, written by ``audit_bench.py --keep``."""
+bench/RESULTS.md). They share one small export, written by ``audit_bench.py --keep``. Kept among
+the audit's tests so that the test workers start them early, beside other files (about six
+minutes of Spark on one worker)."""
 
 from __future__ import annotations
 
