@@ -172,6 +172,39 @@ def bearer_token(authorization: str | None) -> str:
     return token.strip()
 
 
+def _check_mode(behind_cloud_run_iam: object, environ: Mapping[str, str] | None) -> None:
+    """``behind_cloud_run_iam`` is a bool, and ``True`` only in a Cloud Run service's container.
+
+    Raises:
+        TypeError: not a bool (``"false"`` would be true).
+        ValueError: ``True`` where :func:`cloud_run_service` says no, with its reason.
+    """
+    if not isinstance(behind_cloud_run_iam, bool):
+        raise TypeError(
+            "behind_cloud_run_iam: True or False is required, got "
+            f"{type(behind_cloud_run_iam).__name__} {behind_cloud_run_iam!r}"
+        )
+    if behind_cloud_run_iam:
+        on_cloud_run, why_not = cloud_run_service(environ)
+        if not on_cloud_run:
+            raise ValueError(
+                "behind_cloud_run_iam: only for a Cloud Run service that requires "
+                f"authentication, and this process is not one ({why_not}); a token without "
+                "its signature is worth nothing anywhere else"
+            )
+
+
+def _key_source(
+    keys: KeySource | Mapping[str, str | bytes] | None, clock: Callable[[], float]
+) -> KeySource:
+    """Google's certificate endpoint (``None``), a static ``{kid: PEM}`` mapping, or ``keys``."""
+    if keys is None:
+        return GoogleKeySource(clock=clock)
+    if isinstance(keys, Mapping):
+        return StaticKeySource(keys, clock=clock)
+    return keys
+
+
 class PushVerifier:
     """Verifies Pub/Sub push requests for one subscription's audience and push-auth account.
 
@@ -240,19 +273,7 @@ class PushVerifier:
         behind_cloud_run_iam: bool = False,
         environ: Mapping[str, str] | None = None,
     ) -> None:
-        if not isinstance(behind_cloud_run_iam, bool):
-            raise TypeError(
-                "behind_cloud_run_iam: True or False is required, got "
-                f"{type(behind_cloud_run_iam).__name__} {behind_cloud_run_iam!r}"
-            )
-        if behind_cloud_run_iam:
-            on_cloud_run, why_not = cloud_run_service(environ)
-            if not on_cloud_run:
-                raise ValueError(
-                    "behind_cloud_run_iam: only for a Cloud Run service that requires "
-                    f"authentication, and this process is not one ({why_not}); a token without "
-                    "its signature is worth nothing anywhere else"
-                )
+        _check_mode(behind_cloud_run_iam, environ)
         if payload_format not in ("wrapped", "unwrapped"):
             raise ValueError(
                 f"payload_format: 'wrapped' or 'unwrapped' allowed, got {payload_format!r}"
@@ -269,16 +290,10 @@ class PushVerifier:
             )
         if attribute_headers and payload_format == "wrapped":
             raise ValueError("attribute_headers: only for payload_format='unwrapped'")
-        if keys is None:
-            source: KeySource = GoogleKeySource(clock=clock)
-        elif isinstance(keys, Mapping):
-            source = StaticKeySource(keys, clock=clock)
-        else:
-            source = keys
         self.tokens = TokenVerifier(
             audience,
             service_account_email,
-            source,
+            _key_source(keys, clock),
             clock_skew=clock_skew,
             cache_size=cache_size,
             clock=clock,
