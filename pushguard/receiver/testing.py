@@ -24,7 +24,6 @@ from __future__ import annotations
 import datetime as dt
 import http.client
 import http.server
-import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -262,8 +261,3 @@ def _handler_for(front: CloudRunFrontEnd) -> type[http.server.BaseHTTPRequestHan
             return  # quiet: tests read statuses, not logs
 
     return FrontEndHandler
-
-
-def certs_json(issuer: LocalIssuer) -> str:
-    """The issuer's certificates as the JSON document Google's certificate endpoint serves."""
-    return json.dumps(issuer.certs, sort_keys=True)

@@ -158,7 +158,7 @@ def container(
         server.wait(timeout=15)
 
 
-def _post(url: str, path: str, token: str) -> tuple[int, str]:
+def _post(url: str, path: str, token: str, **headers: str) -> tuple[int, str]:
     host, port = url.removeprefix("http://").split(":")
     connection = http.client.HTTPConnection(host, int(port), timeout=10)
     try:
@@ -166,7 +166,11 @@ def _post(url: str, path: str, token: str) -> tuple[int, str]:
             "POST",
             path,
             body=wrapped_body(),
-            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+            headers={
+                "Authorization": f"Bearer {token}",
+                "Content-Type": "application/json",
+                **headers,
+            },
         )
         response = connection.getresponse()
         return response.status, response.read().decode(errors="replace")
@@ -260,20 +264,8 @@ def test_a_stripped_token_beside_another_checked_token_is_refused(
     forged = strip_signature(LocalIssuer(kid=issuer.kid).token(SERVICE_URL, PUSH_ACCOUNT))
     invoker = issuer.token(SERVICE_URL, OTHER_INVOKER)
     with _front(container, issuer) as front:
-        host, port_text = front.url.removeprefix("http://").split(":")
-        connection = http.client.HTTPConnection(host, int(port_text), timeout=10)
-        connection.request(
-            "POST",
-            "/push",
-            body=wrapped_body(),
-            headers={
-                "Authorization": f"Bearer {forged}",
-                "X-Serverless-Authorization": f"Bearer {invoker}",
-                "Content-Type": "application/json",
-            },
+        status, body = _post(
+            front.url, "/push", forged, **{"X-Serverless-Authorization": f"Bearer {invoker}"}
         )
-        response = connection.getresponse()
-        body = response.read().decode()
-        connection.close()
-    assert response.status == 401
+    assert status == 401
     assert "checked another one" in body
