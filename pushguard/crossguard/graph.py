@@ -382,14 +382,12 @@ class StackGraph:
         return (b for b in self.bindings if b.targets & wanted)
 
     def project_keys(self, project: str | None) -> set[str]:
-        """Identity keys of a project: by ID and, when configured, by number."""
+        """Identity keys of a project given by ID or number: by both names where
+        ``projectNumbers`` gives the other (:meth:`PackSettings.resolve`)."""
         if not project:
             return set()
-        keys = {f"project:{project}"}
-        number = self.settings.number_of(project)
-        if number:
-            keys.add(f"project:{number}")
-        return keys
+        names = self.settings.resolve(project)
+        return {f"project:{project}"} | {f"project:{name}" for name in names if name}
 
     def sibling_service(self, parent: str | None) -> ServiceInfo | None:
         """The service that invoker grants made by the same component (``parent``) are on:

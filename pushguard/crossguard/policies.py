@@ -41,6 +41,7 @@ from pushguard.crossguard.facts import Resolution, subscription_facts
 from pushguard.crossguard.finding_note import encode
 from pushguard.crossguard.graph import StackGraph
 from pushguard.crossguard.not_checked import NotChecked
+from pushguard.crossguard.numbers import declared_numbers
 from pushguard.crossguard.resources import SUBSCRIPTION_TYPE, WireResource
 from pushguard.crossguard.routes import (
     MAPPED_SUBSCRIPTION_TYPES,
@@ -54,6 +55,7 @@ from pushguard.crossguard.routes import (
 from pushguard.crossguard.scope import Unverified, current_scope
 from pushguard.crossguard.secrets import scrub
 from pushguard.crossguard.wire import WireShapeError
+from pushguard.policy.config_file import PROJECT_NUMBERS
 from pushguard.policy.settings import (
     PackConfigError,
     PackSettings,
@@ -129,6 +131,7 @@ class _StackAnalysis:
     @classmethod
     def of(cls, policy_resources: list[Any], settings: PackSettings) -> _StackAnalysis:
         wire = [WireResource.from_policy_resource(r) for r in policy_resources]
+        settings = settings.with_numbers(declared_numbers(wire))
         skipped = [(r, known) for r in wire if (known := unmapped(r.type)) is not None]
         grants = sorted({f"{why} {r.name!r}" for r in wire if (why := unmapped_iam(r))})
         resources = canonical_stack(wire)
@@ -149,14 +152,17 @@ class _StackAnalysis:
         return cls(subscriptions, skipped, grants, unreadable)
 
 
-_NUMBERS = "set projectNumbers (the subscription's project ID to its number) under {policy}"
+_NUMBERS = "add the project to the top-level projectNumbers map (project ID to number)"
 ENABLES: dict[str, str] = {
     "project_number": _NUMBERS,
     "dead_letter": _NUMBERS,
-    "token_creator_grant": "set projectNumbers, or tokenCreatorGrantedProjects, under {policy}",
-    "in_service_perimeter": "set perimeterProjects and projectNumbers under {policy}",
-    "push_auth_account": "set defaultProject (the project of subscriptions that name none) and "
-    "projectNumbers under {policy}, or name the push-auth account by its e-mail",
+    "token_creator_grant": "add the project to the top-level projectNumbers map, or list it in "
+    "tokenCreatorGrantedProjects under {policy}",
+    "in_service_perimeter": "set perimeterProjects under {policy} and add the project to the "
+    "top-level projectNumbers map",
+    "push_auth_account": "set defaultProject under {policy} (the project of subscriptions that "
+    "name none) and add both projects to the top-level projectNumbers map, or name the push-auth "
+    "account by its e-mail",
     "target": "declare the service behind the endpoint in this stack to check its grants",
 }
 """Per result field, what lets a rule decide (``{policy}``: the policy's name; settings go in
@@ -173,7 +179,7 @@ def _not_checked(policy: str, sub: WireResource, result: Result, cause: str = ""
     hint = ENABLES.get(result.field or "", "").format(policy=policy)
     if sub.no_default_project and "defaultProject" in hint:
         # defaultProject does not stand in for a project its placement chooses (routes/kcc.py)
-        hint = f"set projectNumbers under {policy}"
+        hint = _NUMBERS
     enable = f"; {hint}" if hint else ""
     because = f" ({cause})" if cause else ""
     reason = scrub(f"{sub.name}: not checked: {result.message}{because}{enable}")
@@ -449,6 +455,29 @@ def _why(resolution: Resolution, field: str | None) -> str:
     return "; ".join(chosen) if chosen else "a value is not known until the stack is deployed"
 
 
+class ProjectNumbersPolicy(StackValidationPolicy):
+    """The settings-only policy named ``projectNumbers``: it checks nothing and reports nothing.
+    Its configuration is the one map of project IDs to numbers that every pushguard policy reads
+    (:data:`pushguard.policy.config_file.PROJECT_NUMBERS`); it exists so that the Pulumi CLI
+    accepts that top-level entry of ``policy-config.json`` and passes it to ``Configure``, where
+    the server lays it under each policy's ``projectNumbers``."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            name=PROJECT_NUMBERS,
+            description=(
+                "Settings, not a check: the project ID -> project number map every pushguard "
+                "policy reads (perimeters, service agents, accounts named by number)."
+            ),
+            validate=lambda args, report_violation: None,
+            enforcement_level=EnforcementLevel.ADVISORY,
+            config_schema=PolicyConfigSchema({}),
+            display_name="Project numbers (settings)",
+            tags=list(TAGS),
+        )
+
+
 def build_policies() -> list[Policy]:
-    """One :class:`PushguardPolicy` per rule, in the rule set's order."""
-    return [PushguardPolicy(rule) for rule in RULES]
+    """One :class:`PushguardPolicy` per rule, in the rule set's order, then the settings-only
+    :class:`ProjectNumbersPolicy`."""
+    return [*(PushguardPolicy(rule) for rule in RULES), ProjectNumbersPolicy()]

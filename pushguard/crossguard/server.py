@@ -40,11 +40,21 @@ from pulumi_policy.policy import _GRPC_CHANNEL_OPTIONS, _PolicyAnalyzerServicer
 from pushguard import __version__
 from pushguard._about import project_url
 from pushguard.crossguard.not_checked import encode
-from pushguard.crossguard.policies import PushguardPolicy, build_policies
+from pushguard.crossguard.policies import (
+    ProjectNumbersPolicy,
+    PushguardPolicy,
+    build_policies,
+)
 from pushguard.crossguard.routes import MAPPED_SUBSCRIPTION_TYPES, UNCHECKABLE_TYPES
 from pushguard.crossguard.scope import RequestScope, StackNotes, Unverified, request_scope
 from pushguard.crossguard.wire import secret_strings
-from pushguard.policy.config_file import ALL, all_settings_problem
+from pushguard.policy.config_file import (
+    ALL,
+    PROJECT_NUMBERS,
+    all_settings_problem,
+    project_number_problems,
+    with_project_numbers,
+)
 from pushguard.rules.docs import rules_markdown
 
 PACK_NAME = "pushguard"
@@ -81,7 +91,7 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
         # The resource types the resource halves check, when every policy is pushguard's own.
         self._resource_types: frozenset[str] | None = (
             MAPPED_SUBSCRIPTION_TYPES | UNCHECKABLE_TYPES
-            if all(isinstance(policy, PushguardPolicy) for policy in policies)
+            if all(isinstance(p, PushguardPolicy | ProjectNumbersPolicy) for p in policies)
             else None
         )
 
@@ -91,6 +101,13 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
         everything = request.policyConfig.get(ALL)
         if everything is not None and everything.properties.fields:
             problem = all_settings_problem(everything.properties.fields.keys())
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"pushguard policy config: {problem}")
+        defaults = {
+            p.name: self._map_enforcement_level(p.enforcement_level or EnforcementLevel.ADVISORY)
+            for p in self._policies
+        }
+        problem = _lay_project_numbers(request, defaults)
+        if problem:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"pushguard policy config: {problem}")
         self._reported.clear()  # a new run
         return super().Configure(request, context)  # type: ignore[no-untyped-call]
@@ -163,7 +180,7 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
         response = proto.AnalyzeResponse()
         for policy in self._policies:
             level = self._get_enforcement_level(policy)
-            if level == EnforcementLevel.DISABLED:
+            if level == EnforcementLevel.DISABLED or isinstance(policy, ProjectNumbersPolicy):
                 continue
             response.diagnostics.append(
                 proto.AnalyzeDiagnostic(
@@ -180,6 +197,36 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
                 )
             )
         return response
+
+
+def _lay_project_numbers(request: Any, defaults: dict[str, Any]) -> str:
+    """Lay the top-level ``projectNumbers`` entry of a ``Configure`` request under each policy's
+    own ``projectNumbers`` (:func:`~pushguard.policy.config_file.with_project_numbers`), in
+    place; a policy the request leaves out gets an entry at its default level (``defaults``:
+    policy name -> proto level), as the CLI would have sent. Returns what is wrong (a malformed
+    map, two numbers for one project), or ``""``."""
+    entry = request.policyConfig.get(PROJECT_NUMBERS)
+    if entry is None or not entry.properties.fields:
+        return ""
+    numbers = json_format.MessageToDict(entry.properties)
+    problems = project_number_problems(numbers)
+    if problems:
+        return f"{PROJECT_NUMBERS}: " + "; ".join(problems)
+    for name, level in sorted(defaults.items()):
+        if name == PROJECT_NUMBERS:
+            continue
+        if name not in request.policyConfig:
+            request.policyConfig[name].enforcementLevel = level
+        config = request.policyConfig[name]
+        try:
+            merged = with_project_numbers(
+                json_format.MessageToDict(config.properties), numbers, name
+            )
+        except ValueError as error:
+            return str(error)
+        config.properties.Clear()
+        config.properties.update(merged)
+    return ""
 
 
 THREAD_STACK_BYTES = 256 * 1024 * 1024

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from pushguard.crossguard.finding_note import decode
-from pushguard.gate.analyzer import Diagnostic, PolicyPackProcess
+from pushguard.gate.analyzer import Diagnostic, PolicyPackProcess, initial_config, policy_infos
 from pushguard.gate.result import PolicyMeta, Violation
-from pushguard.policy.config_file import PolicyConfig, rule_config
+from pushguard.policy.config_file import PolicyConfig, reconcile, rule_config
 
 PUSHGUARD_PACK = "pushguard"
 """The name pushguard's own pack reports; its settings are checked before any analysis."""
@@ -45,9 +45,13 @@ class PackSession:
         """
         pack.connect()
         info = pack.info()
+        if info.name == PUSHGUARD_PACK:
+            # refused once here, before the pack sees it, not on every subscription
+            policies, initial = policy_infos(info), initial_config(info)
+            rule_config(reconcile(policies, config, initial, source, info.name), source)
         resolved = pack.configure(config, source=source)
         if info.name == PUSHGUARD_PACK:
-            rule_config(resolved, source)  # refused once here, not on every subscription
+            rule_config(resolved, source)
         return cls(pack, info, resolved, policy_meta(info, resolved))
 
     @property

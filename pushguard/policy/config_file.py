@@ -45,6 +45,14 @@ ENFORCEMENT_LEVELS = ("advisory", "mandatory", "remediate", "disabled")
 ALL = "all"
 """The entry that sets the level of every policy."""
 
+PROJECT_NUMBERS = "projectNumbers"
+"""The entry that maps project IDs to numbers for every policy (``{"projectNumbers":
+{"acme-orders": "123456789012"}}``): the pack declares a settings-only policy of this name, so
+the CLI keeps the entry (it gives every name in the file to ``Configure``, and refuses one without
+a valid enforcement level: ``applyConfig`` and ``analyzer.Configure`` in pulumi/pulumi's
+pkg/resource/analyzer/config.go and sdk/go/common/resource/plugin/analyzer_plugin.go) and lays it
+under every pushguard policy's ``projectNumbers`` (:func:`with_project_numbers`)."""
+
 
 class PolicyConfigError(ValueError):
     """The policy config cannot be used. ``source`` is the file path (or what the config came
@@ -113,6 +121,8 @@ def parse_policy_config(raw: Any, source: str = "") -> dict[str, PolicyConfig]:
         if name == ALL and properties:
             problems.append(all_settings_problem(properties))
             continue
+        if name == PROJECT_NUMBERS:
+            problems += [f"{name}: {problem}" for problem in project_number_problems(properties)]
         parsed[str(name)] = PolicyConfig(level, properties)
     if problems:
         raise PolicyConfigError(source, problems)
@@ -226,7 +236,48 @@ def pushguard_policies() -> list[PolicyInfo]:
     ID, at the rule's default level, with the :class:`PackSettings` schema (the pack declares
     exactly this; a test checks it against the served ``GetAnalyzerInfo``)."""
     schema = settings_json_schema()
-    return [PolicyInfo(rule.id, rule.default_level.value, schema) for rule in RULES]
+    return [
+        *(PolicyInfo(rule.id, rule.default_level.value, schema) for rule in RULES),
+        PolicyInfo(PROJECT_NUMBERS, "advisory"),
+    ]
+
+
+def project_number_problems(numbers: Mapping[str, Any]) -> list[str]:
+    """What is wrong with a :data:`PROJECT_NUMBERS` map (project ID -> number), each as
+    ``"KEY: what is allowed"``; empty when it is valid."""
+    try:
+        parse_settings(PROJECT_NUMBERS, {"projectNumbers": dict(numbers)})
+    except PackConfigError as error:
+        return [f"{where.removeprefix('projectNumbers.')}: {msg}" for where, msg in error.problems]
+    return []
+
+
+def with_project_numbers(
+    properties: Mapping[str, Any], numbers: Mapping[str, Any], policy: str
+) -> dict[str, Any]:
+    """One policy's ``properties`` with the top-level :data:`PROJECT_NUMBERS` map laid under its
+    own ``projectNumbers`` (the per-policy form is still read).
+
+    Raises:
+        ValueError: the two maps give one project different numbers (naming the project, both
+            numbers and ``policy``).
+    """
+    own = properties.get("projectNumbers")
+    if not numbers:
+        return dict(properties)
+    merged = dict(numbers)
+    if isinstance(own, Mapping):
+        for project, number in own.items():
+            if project in merged and str(merged[project]) != str(number):
+                raise ValueError(
+                    f"{policy}: projectNumbers gives {project} the number {number!r}, but the "
+                    f"top-level {PROJECT_NUMBERS} gives {merged[project]!r}; say each project's "
+                    f"number once, in the top-level {PROJECT_NUMBERS}"
+                )
+            merged[project] = number
+    elif own is not None:
+        return dict(properties)  # not a map: the policy's own settings check refuses it
+    return {**properties, "projectNumbers": merged}
 
 
 @dataclass(frozen=True)
@@ -246,8 +297,9 @@ def rule_config(resolved: Mapping[str, PolicyConfig], source: str = "") -> RuleC
     """
     levels: dict[str, EnforcementLevel] = {}
     settings: dict[str, PackSettings] = {}
-    problems: list[str] = []
     allowed = {level.value for level in EnforcementLevel}
+    numbers = resolved.get(PROJECT_NUMBERS, PolicyConfig()).properties
+    problems = [f"{PROJECT_NUMBERS}: {p}" for p in project_number_problems(numbers)]
     for rule in RULES:
         entry = resolved.get(rule.id, PolicyConfig())
         level = entry.level or rule.default_level.value
@@ -259,9 +311,12 @@ def rule_config(resolved: Mapping[str, PolicyConfig], source: str = "") -> RuleC
             continue
         levels[rule.id] = EnforcementLevel(level)
         try:
-            settings[rule.id] = parse_settings(rule.id, entry.properties)
+            properties = with_project_numbers(entry.properties, numbers, rule.id)
+            settings[rule.id] = parse_settings(rule.id, properties)
         except PackConfigError as error:
             problems += [f"{rule.id}: {where}: {message}" for where, message in error.problems]
+        except ValueError as error:
+            problems.append(str(error))
     if problems:
         raise PolicyConfigError(source, problems)
     return RuleConfig(levels, settings)

@@ -36,7 +36,13 @@ from pushguard.policy.exceptions import (
     too_far,
     utc_today,
 )
-from pushguard.rules.facts import PROJECT_ID_PATTERN, PROJECT_NUMBER_PATTERN, SubscriptionFacts
+from pushguard.rules.accounts import service_account_project
+from pushguard.rules.facts import (
+    PROJECT_ID_PATTERN,
+    PROJECT_NUMBER_PATTERN,
+    ProjectNames,
+    SubscriptionFacts,
+)
 
 _PROJECT_ID = re.compile(PROJECT_ID_PATTERN)
 _PROJECT_NUMBER = re.compile(PROJECT_NUMBER_PATTERN)
@@ -134,12 +140,9 @@ class PackSettings(BaseModel):
         return exception_for(self.exceptions, names, utc_today())
 
     def number_of(self, project: str | None) -> str | None:
-        """The project number of a project ID or number, from ``projectNumbers``."""
-        if not project:
-            return None
-        if _PROJECT_NUMBER.match(project):
-            return project
-        return self.project_numbers.get(project)
+        """The project number of a project ID or number (``projectNumbers``); ``None`` when
+        not known."""
+        return self.resolve(project).number
 
     def id_of(self, number: str | None) -> str | None:
         """The project ID whose number is ``number`` in ``projectNumbers``; ``None`` when no ID,
@@ -150,51 +153,91 @@ class PackSettings(BaseModel):
         ids = [pid for pid, known in self.project_numbers.items() if known == number]
         return ids[0] if len(ids) == 1 else None
 
+    def with_numbers(self, declared: Mapping[str, str]) -> PackSettings:
+        """These settings with project numbers a stack declares itself (``declared``: project
+        ID -> number) added; ``projectNumbers`` wins where both name a project."""
+        extra = {k: v for k, v in declared.items() if k not in self.project_numbers}
+        if not extra:
+            return self
+        return self.model_copy(update={"project_numbers": {**self.project_numbers, **extra}})
+
+    def resolve(self, project: str | None) -> ProjectNames:
+        """Both names of a project given by either (an ID, a number, ``projects/X``), through
+        ``projectNumbers``: the one resolution of every rule that depends on the project
+        (perimeters, same project, service agents, grants on the project). A project is named by
+        its ID or its number anywhere in Google Cloud's APIs
+        (https://cloud.google.com/resource-manager/docs/creating-managing-projects#identifying_projects).
+        """
+        plain = (project or "").strip().removeprefix("projects/")
+        if not plain:
+            return ProjectNames()
+        if _PROJECT_NUMBER.match(plain):
+            return ProjectNames(self.id_of(plain), plain)
+        return ProjectNames(plain, self.project_numbers.get(plain))
+
     def _matches(self, refs: tuple[str, ...], project: str | None) -> bool:
-        if not project:
-            return False
-        number = self.number_of(project)
-        return project in refs or (number is not None and number in refs)
+        names = self.resolve(project)
+        listed = {self.resolve(ref) for ref in refs}
+        return any(
+            (names.id is not None and names.id == ref.id)
+            or (names.number is not None and names.number == ref.number)
+            for ref in listed
+        )
 
     def in_perimeter(self, project: str | None) -> bool:
-        """True when the project (ID or number) is listed in ``perimeterProjects``, directly or
-        through its number."""
+        """True when the project (ID or number) is listed in ``perimeterProjects`` by either of
+        its names."""
         return self._matches(self.perimeter_projects, project)
 
     def token_creator_granted(self, project: str | None) -> bool:
-        """True when the project is listed in ``tokenCreatorGrantedProjects``."""
+        """True when the project (ID or number) is listed in ``tokenCreatorGrantedProjects`` by
+        either of its names."""
         return self._matches(self.token_creator_granted_projects, project)
 
     def apply(self, facts: SubscriptionFacts) -> SubscriptionFacts:
         """``facts`` with these settings laid over them: the one overlay of every enforcement
         point that reads a policy config (the pack, the preview through it, the audit).
 
-        - ``project_number``: kept if the source knew it, else looked up in ``projectNumbers``;
-        - ``project_id``: kept if the source knew it, else the one ID ``projectNumbers`` gives
-          the number (a subscription that names its project by number), as the audit knows it;
+        - ``project_id`` and ``project_number``: each kept if the source knew it, else the other
+          name's through ``projectNumbers`` (:meth:`resolve`), so a subscription that names its
+          project by number is judged as the project it is;
+        - ``push_auth_account_project_names``: the push-auth account's project by both names
+          (from its e-mail or ``push_auth_account_project``), for the same-project comparison;
         - ``exempt_endpoint_prefixes``: ``exemptEndpointPrefixes``;
-        - ``in_service_perimeter``: true if the source said so or the project (ID or number) is in
-          ``perimeterProjects``;
+        - ``in_service_perimeter``: true if the source said so or the project, by either name, is
+          in ``perimeterProjects``;
         - ``token_creator_known_granted``: true if the source said so or the project is in
           ``tokenCreatorGrantedProjects``.
 
         Settings only ever add knowledge: nothing the source read is removed or turned false.
         """
-        number = facts.project_number or self.number_of(facts.project_id)
-        project_id = facts.project_id or self.id_of(number)
+        names = self.resolve(facts.project_number or facts.project_id)
+        project_id = facts.project_id or names.id
+        number = facts.project_number or self.resolve(project_id).number or names.number
+        both = (project_id, number)
         return facts.model_copy(
             update={
                 "project_id": project_id,
                 "project_number": number,
+                "push_auth_account_project_names": self._account_names(facts),
                 "exempt_endpoint_prefixes": self.exempt_endpoint_prefixes,
                 "in_service_perimeter": facts.in_service_perimeter
-                or self.in_perimeter(facts.project_id)
-                or self.in_perimeter(number),
+                or any(self.in_perimeter(name) for name in both),
                 "token_creator_known_granted": facts.token_creator_known_granted
-                or self.token_creator_granted(facts.project_id)
-                or self.token_creator_granted(number),
+                or any(self.token_creator_granted(name) for name in both),
             }
         )
+
+    def _account_names(self, facts: SubscriptionFacts) -> ProjectNames | None:
+        """The push-auth account's project by both names, ``None`` when not known."""
+        if facts.push_auth_account:
+            owner = service_account_project(facts.push_auth_account)
+            given = (owner.project_number or owner.project_id) if owner else None
+        else:
+            given = facts.push_auth_account_project
+        if not given:
+            return facts.push_auth_account_project_names
+        return self.resolve(given)
 
 
 class PackConfigError(ValueError):

@@ -258,8 +258,8 @@ def _describe_pack(result: StackResult, stream: StreamingAnalysis) -> None:
 def _notes(run: IsolatedRun) -> list[str]:
     notes = [
         f"getProject answered project {project!r} with the placeholder number "
-        f"{PLACEHOLDER_PROJECT_NUMBER}; set projectNumbers in the policy config (under the "
-        "policies that read it), which the pack reads too"
+        f"{PLACEHOLDER_PROJECT_NUMBER}; add the project to the policy config's "
+        "top-level projectNumbers map, which the pack reads too"
         for project in sorted(run.placeholder_projects)
     ]
     unknown = set(run.unknown_calls)

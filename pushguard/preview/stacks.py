@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pushguard.policy.config_file import PolicyConfig
+from pushguard.policy.config_file import PROJECT_NUMBERS, PolicyConfig
 from pushguard.preview.mocks import (
     GOOGLE_PACKAGES,
     PROJECT_VARIABLES,
@@ -102,15 +102,18 @@ def load_stack(
 def project_numbers(
     config: Mapping[str, str], policy: Mapping[str, PolicyConfig]
 ) -> dict[str, str]:
-    """Project numbers (project ID to number) from every policy's ``projectNumbers`` and the
-    stack's :data:`PROJECT_NUMBERS_KEY` (which wins).
+    """Project numbers (project ID to number) from the policy config's top-level
+    ``projectNumbers``, every policy's own ``projectNumbers`` and the stack's
+    :data:`PROJECT_NUMBERS_KEY` (which wins).
 
     Raises:
         PreviewError: the stack's :data:`PROJECT_NUMBERS_KEY` is not a JSON object.
     """
     numbers: dict[str, str] = {}
-    for entry in policy.values():
-        given = entry.properties.get("projectNumbers")
+    for name, entry in policy.items():
+        given = (
+            entry.properties if name == PROJECT_NUMBERS else entry.properties.get("projectNumbers")
+        )
         if isinstance(given, Mapping):
             numbers.update({str(k): str(v) for k, v in given.items()})
     raw = config.get(PROJECT_NUMBERS_KEY)

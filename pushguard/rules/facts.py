@@ -13,7 +13,7 @@ grant".
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -25,6 +25,23 @@ PROJECT_ID_PATTERN = r"^(?:[a-z][a-z0-9.-]*[a-z0-9]:)?[a-z][a-z0-9-]{4,28}[a-z0-
 domain-scoped (``example.com:proj``); https://cloud.google.com/resource-manager/docs/creating-managing-projects"""
 PROJECT_NUMBER_PATTERN = r"^[0-9]{1,20}$"
 """A project number: digits only."""
+
+
+class ProjectNames(NamedTuple):
+    """One project by both of its names, each ``None`` where not known: the project ID and the
+    project number (https://cloud.google.com/resource-manager/docs/creating-managing-projects#identifying_projects)."""
+
+    id: str | None = None
+    number: str | None = None
+
+    def same_as(self, other: ProjectNames) -> bool | None:
+        """True or False when a name known on both sides decides it (IDs compared
+        case-insensitively); ``None`` when no name is known on both sides."""
+        if self.id and other.id:
+            return self.id.lower() == other.id.lower()
+        if self.number and other.number:
+            return self.number == other.number
+        return None
 
 
 class _Frozen(BaseModel):
@@ -134,6 +151,10 @@ class SubscriptionFacts(_Frozen):
     push_auth_account_project: str | None = None
     """The push-auth account's project when its email is not known yet (an account created in the
     same Pulumi stack). Project ID or number."""
+    push_auth_account_project_names: ProjectNames | None = None
+    """The push-auth account's project by both names, as far as the enforcement point knows them
+    (the policy config's ``projectNumbers``; :meth:`pushguard.policy.settings.PackSettings.apply`).
+    ``None``: only what the e-mail or :attr:`push_auth_account_project` says."""
     audience: str | None = None
     exactly_once_delivery: bool = False
     dead_letter_topic: str | None = None

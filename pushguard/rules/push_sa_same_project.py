@@ -12,24 +12,35 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pushguard.rules.accounts import AccountProject, service_account_project
+from pushguard.rules.accounts import service_account_project
 from pushguard.rules.base import EnforcementLevel, Result, Rule
-from pushguard.rules.facts import SubscriptionFacts
+from pushguard.rules.facts import ProjectNames, SubscriptionFacts
 
 
-def _account_project(facts: SubscriptionFacts) -> AccountProject | str | None:
-    """The account's project, ``None`` if the email is not a service account's, or a string
-    explaining what is not known."""
+def _account_project(facts: SubscriptionFacts) -> ProjectNames | str | None:
+    """The account's project by the names known, ``None`` if the email is not a service
+    account's, or a string explaining what is not known."""
+    if facts.push_auth_account and service_account_project(facts.push_auth_account) is None:
+        return None
+    if facts.push_auth_account_project_names is not None:
+        return facts.push_auth_account_project_names
     if facts.push_auth_account:
-        return service_account_project(facts.push_auth_account)
+        owner = service_account_project(facts.push_auth_account)
+        return ProjectNames(owner.project_id, owner.project_number) if owner else None
     if facts.push_auth_account_project:
         value = facts.push_auth_account_project
-        return AccountProject(project_number=value) if value.isdigit() else AccountProject(value)
+        return ProjectNames(number=value) if value.isdigit() else ProjectNames(id=value)
     return "the push-auth service account is not known yet"
 
 
+def _name(names: ProjectNames) -> str:
+    return names.id or names.number or "?"
+
+
 def check(facts: SubscriptionFacts) -> Iterator[Result]:
-    """Violation when the push-auth account's project differs from the subscription's."""
+    """Violation when the push-auth account's project differs from the subscription's, compared
+    by project ID where both are known, else by project number (``NUMBER-compute@...`` and the
+    other number forms of :func:`~pushguard.rules.accounts.service_account_project`)."""
     if not facts.is_push():
         return
     if not facts.has_push_auth_account():
@@ -50,27 +61,28 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
             push_auth_account=facts.push_auth_account or "",
         )
         return
-    ours: str | None
-    if account.project_id is not None:
-        ours, theirs, kind = facts.project_id, account.project_id, "ID"
-    else:
-        ours, theirs, kind = facts.project_number, account.project_number or "", "number"
-    if not ours:
+    ours = ProjectNames(facts.project_id, facts.project_number)
+    same = ours.same_as(account)
+    if same is None:
+        kind = "ID" if account.id else "number"
         yield Result.unknown(
             f"the subscription's project {kind} is not known, so the push-auth account's project "
-            f"({theirs}) cannot be compared",
+            f"({_name(account)}) cannot be compared",
             "push_auth_account",
         )
         return
-    if ours.lower() != theirs.lower():
+    if not same:
         who = f" {facts.push_auth_account}" if facts.push_auth_account else ""
+        theirs, mine = (
+            (account.id, ours.id) if account.id and ours.id else (account.number, ours.number)
+        )
         yield Result.violation(
             f"The push-auth service account{who} belongs to project {theirs}, not to the "
-            f"subscription's project {ours}.",
+            f"subscription's project {mine}.",
             "push_auth_account",
             push_auth_account=facts.push_auth_account or "",
-            account_project=theirs,
-            subscription_project=ours,
+            account_project=theirs or "",
+            subscription_project=mine or "",
         )
 
 

@@ -53,8 +53,8 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
         where = f" on {grant.resource}" if grant.resource else ""
         note = (
             " (the project number is not configured, so the Pub/Sub service agent was matched "
-            "by its form; set projectNumbers under push-shared-iam-binding to check only this "
-            "project's agent)"
+            "by its form; add the project to the policy config's top-level "
+            "projectNumbers to check only this project's agent)"
             if by_form
             else ""
         )

@@ -119,8 +119,8 @@ def test_info_lists_the_policies_at_the_distributions_version(published: Publish
     info = published.pack.info()
     assert info.name == "pushguard"
     assert info.version == VERSION
-    assert [p.name for p in info.policies] == [rule.id for rule in RULES]
-    assert len(info.policies) == 15  # two of them audit --stacks only, registered here too
+    assert [p.name for p in info.policies] == [*(rule.id for rule in RULES), "projectNumbers"]
+    assert len(info.policies) == 16  # two audit --stacks only; projectNumbers holds settings
 
 
 def test_configure_and_analyze_an_http_endpoint(published: Published) -> None:

@@ -83,8 +83,10 @@ def test_analyzer_info_lists_every_rule_as_a_policy(pack: PolicyPackProcess) -> 
     info = pack.info()
     assert info.name == "pushguard"
     assert info.supportsConfig
-    assert [p.name for p in info.policies] == [r.id for r in RULES]
-    for policy, rule in zip(info.policies, RULES, strict=True):
+    *rules, numbers = info.policies
+    assert [p.name for p in rules] == [r.id for r in RULES]
+    assert numbers.name == "projectNumbers" and not numbers.HasField("configSchema")
+    for policy, rule in zip(rules, RULES, strict=True):
         assert pack_level(policy.enforcementLevel) == rule.default_level.value
         assert policy.severity != 0
         assert policy.remediation_steps == rule.remediation

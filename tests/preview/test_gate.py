@@ -232,7 +232,7 @@ def test_what_was_not_checked_is_listed_with_the_setting_that_enables_it(
     bare = preview("--stack", "dev", "-f", "json").json()
     listed = {(n["policy"], n["urn"].rsplit("::", 1)[1]) for n in bare["notChecked"]}
     assert ("push-agent-token-creator", "orders-created") in listed
-    assert all("set projectNumbers" in n["reason"] for n in bare["notChecked"])
+    assert all("top-level projectNumbers" in n["reason"] for n in bare["notChecked"])
     configured = preview("--stack", "dev", "--policy-config", CONFIG, "-f", "json").json()
     assert not any(n["policy"] == "push-agent-token-creator" for n in configured["notChecked"])
     sarif = tmp_path / "out.sarif"

@@ -37,7 +37,7 @@ FACT_CASES: list[FactCase] = [
         "fail",
         "two holders, no project number: the agent matched by its form",
         held_grants=(HeldGrant(grant=TOKEN, holders=("orders-tc", "billing-tc")),),
-        message=("(orders-tc, billing-tc)", "matched by its form", "set projectNumbers"),
+        message=("(orders-tc, billing-tc)", "matched by its form", "top-level "),
         **NO_NUMBER,
     ),
     fact(

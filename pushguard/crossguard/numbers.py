@@ -1,0 +1,54 @@
+"""Project numbers a stack states itself: pushguard's ``PushSubscription`` component.
+
+The component knows its project's number (its ``project_number`` input, or
+``gcp.organizations.get_project``) and registers two outputs that carry both of the project's
+names: ``subscription_path`` (``projects/PROJECT_ID/subscriptions/ID``) and
+``service_agent_email`` (``service-PROJECT_NUMBER@gcp-sa-pubsub.iam.gserviceaccount.com``, the
+Pub/Sub service agent: https://cloud.google.com/pubsub/docs/push#configure_for_push_authentication).
+The stack half of the pack reads them so that a team's ``project_number`` reaches every
+stack-level check without a second entry in the policy config; the policy config's top-level
+``projectNumbers`` wins where both name a project.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pushguard.crossguard.resources import WireResource
+from pushguard.rules.accounts import service_account_project
+
+COMPONENT_TYPE = "pushguard:index:PushSubscription"
+"""The component's type token (``pushguard.components.push_subscription.TYPE_TOKEN``)."""
+
+_PATH = ("subscription_path", "subscriptionPath")
+_AGENT = ("service_agent_email", "serviceAgentEmail")
+
+
+def _first_str(resource: WireResource, keys: tuple[str, ...]) -> str | None:
+    for key in keys:
+        value = resource.props.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def declared_numbers(resources: Iterable[WireResource]) -> dict[str, str]:
+    """Project ID -> number from every ``PushSubscription`` whose outputs are known. A project
+    that two components give different numbers is left out (neither is presumed), and so is a
+    number of zeros (the offline preview's placeholder for a number it was not given)."""
+    found: dict[str, set[str]] = {}
+    for resource in resources:
+        if resource.type != COMPONENT_TYPE:
+            continue
+        path, agent = _first_str(resource, _PATH), _first_str(resource, _AGENT)
+        if not path or not agent:
+            continue
+        parts = path.split("/")
+        owner = service_account_project(agent)
+        if len(parts) != 4 or parts[0] != "projects" or owner is None:
+            continue
+        project, number = parts[1], owner.project_number
+        if project.isdigit() or not number or int(number) == 0:
+            continue
+        found.setdefault(project, set()).add(number)
+    return {project: next(iter(n)) for project, n in found.items() if len(n) == 1}

@@ -1,0 +1,218 @@
+"""Issue 34, items 1 and 3: a project named by its number is the same project as by its ID, and
+project numbers are said once (the policy config's top-level ``projectNumbers``).
+
+One program, written twice (``project="acme-orders"`` and ``project="123456789012"``), runs every
+project-dependent rule: the VPC-SC perimeter (the perimeter lists the project by ID), the same
+project (an account of another project by ID, and another project's default compute account
+``NUMBER-compute@developer.gserviceaccount.com``), the Pub/Sub service agent's token-creator
+grant (made on the project by ID), the invoker grant and the dead-letter grants. Both spellings
+must give the same findings, through the pack over the Analyzer protocol (as the Pulumi CLI
+calls it at ``pulumi up``), ``pushguard preview`` and ``pushguard analyze``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from pushguard.cli import app
+from pushguard.gate.analyzer import AnalyzerResource, PolicyPackProcess
+from pushguard.preview.mocks import PROJECT_VARIABLES
+from tests.routes import deployed_state
+
+NUMBER = "123456789012"
+CONFIG = {
+    "projectNumbers": {"acme-orders": NUMBER, "acme-payments": "987654321098"},
+    "push-vpcsc-default-url": {"perimeterProjects": ["acme-orders"]},
+}
+PROGRAM = """
+import pulumi_gcp as gcp
+P = PROJECT
+AGENT = "serviceAccount:service-123456789012@gcp-sa-pubsub.iam.gserviceaccount.com"
+SA = "orders-push@acme-orders.iam.gserviceaccount.com"
+RUN = "https://orders-123456789012.europe-west1.run.app/push"
+gcp.projects.IAMMember("agent-token", project="acme-orders",
+    role="roles/iam.serviceAccountTokenCreator", member=AGENT)
+gcp.cloudrunv2.ServiceIamMember("invoker", project="acme-orders", location="europe-west1",
+    name="orders", role="roles/run.invoker", member="serviceAccount:" + SA)
+def sub(name, endpoint, account, **extra):
+    gcp.pubsub.Subscription(name, name=name, project=P, topic="orders", push_config={
+        "push_endpoint": endpoint,
+        "oidc_token": {"service_account_email": account, "audience": "orders"}}, **extra)
+sub("ok", RUN, SA)
+sub("perimeter", "https://push.acme.example/orders", SA)
+sub("foreign", RUN, "pusher@acme-other.iam.gserviceaccount.com")
+sub("compute", RUN, "987654321098-compute@developer.gserviceaccount.com")
+sub("dead-letters", RUN, SA, dead_letter_policy={
+    "dead_letter_topic": "projects/acme-orders/topics/dlq", "max_delivery_attempts": 5})
+"""
+OTHERS = ("push-agent-token-creator", "push-invoker-binding")
+EXPECTED = {
+    ("perimeter", "push-vpcsc-default-url", "mandatory"),
+    ("foreign", "push-sa-same-project", "mandatory"),
+    ("compute", "push-sa-same-project", "mandatory"),
+    ("dead-letters", "push-dead-letter-iam", "advisory"),
+    # the other projects' accounts: no invoker grant, and the token-creator grant is on
+    # acme-orders, not on their projects
+    *((name, rule, "advisory") for name in ("foreign", "compute") for rule in OTHERS),
+}
+"""What both spellings must find (and nothing on ``ok``)."""
+PROJECT_RULES = {
+    "push-vpcsc-default-url",
+    "push-sa-same-project",
+    "push-agent-token-creator",
+    "push-dead-letter-iam",
+    "push-invoker-binding",
+}
+SPELLINGS = ("acme-orders", NUMBER)
+
+
+def _program(project: str) -> str:
+    return PROGRAM.replace("PROJECT\n", f"{project!r}\n", 1)
+
+
+def _name(urn: str) -> str:
+    return urn.rsplit("::", 1)[-1]
+
+
+def _judged(violations: list[dict[str, Any]], not_checked: list[dict[str, Any]]) -> set[Any]:
+    found = {(_name(v["urn"]), v["policy"], v["level"]) for v in violations}
+    unchecked = {
+        (_name(n["urn"]), n["policy"], "not checked")
+        for n in not_checked
+        if n["policy"] in PROJECT_RULES
+    }
+    return {f for f in found | unchecked if f[1] != "push-audience-explicit"}
+
+
+def _records(project: str) -> list[Any]:
+    from pushguard.preview.engine import run_program
+    from pushguard.preview.mocks import GcpMocks
+
+    code = compile(_program(project), "__main__.py", "exec")
+    run = run_program(
+        lambda: exec(code, {"__name__": "__main__"}),
+        GcpMocks(project_numbers={}, providers={}, environ={}),
+        project="team",
+        stack="dev",
+        config={},
+        preview=False,
+    )
+    return run.records
+
+
+@pytest.fixture(scope="module")
+def pack_answers(pack: PolicyPackProcess) -> dict[str, set[Any]]:
+    answers = {}
+    for project in SPELLINGS:
+        records = _records(project)
+        pack.configure(CONFIG)
+        inputs = [AnalyzerResource.from_record(r, {}) for r in records if r.custom]
+        found = [(d, r.urn) for r in inputs for d in pack.analyze(r)]
+        outputs = [AnalyzerResource.from_record(r, {}, outputs=True) for r in records]
+        found += [(d, d.urn) for d in pack.analyze_stack(outputs)]
+        violations = [
+            {"urn": d.urn or urn, "policy": d.policy, "level": d.level} for d, urn in found
+        ]
+        not_checked = [{"urn": n.urn, "policy": n.policy} for n in pack.not_applicable]
+        answers[project] = _judged(violations, not_checked)
+    return answers
+
+
+def _project(folder: Path, project: str) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "Pulumi.yaml").write_text(json.dumps({"name": "team", "runtime": "python"}))
+    (folder / "__main__.py").write_text(_program(project))
+    (folder / "Pulumi.dev.yaml").write_text(json.dumps({"config": {}}))
+    return folder
+
+
+def _config(folder: Path) -> Path:
+    path = folder / "policy-config.json"
+    path.write_text(json.dumps(CONFIG))
+    return path
+
+
+@pytest.mark.parametrize("project", SPELLINGS)
+def test_over_the_analyzer_protocol(pack_answers, project: str) -> None:
+    assert pack_answers[project] == EXPECTED
+
+
+@pytest.mark.parametrize("project", SPELLINGS)
+def test_through_pushguard_preview(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, project: str
+) -> None:
+    for name in PROJECT_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    folder = _project(tmp_path / "team", project)
+    result = CliRunner().invoke(
+        app, ["preview", str(folder), "-f", "json", "--policy-config", str(_config(tmp_path))]
+    )
+    assert result.exit_code == 1, result.stdout + result.stderr
+    report = json.loads(result.stdout)
+    assert _judged(report["violations"], report["notChecked"]) == EXPECTED
+
+
+@pytest.mark.parametrize("project", SPELLINGS)
+def test_through_pushguard_analyze(tmp_path: Path, project: str) -> None:
+    state = tmp_path / "dev.json"
+    state.write_text(json.dumps(deployed_state(_records(project), {})))
+    result = CliRunner().invoke(
+        app, ["analyze", str(state), "-f", "json", "--policy-config", str(_config(tmp_path))]
+    )
+    assert result.exit_code == 1, result.stdout + result.stderr
+    (stack,) = json.loads(result.stdout)["stacks"]
+    assert _judged(stack["violations"], stack["notChecked"]) == EXPECTED
+
+
+def test_the_per_policy_form_is_still_read(tmp_path: Path) -> None:
+    numbers = CONFIG["projectNumbers"]
+    legacy = {
+        rule: {"projectNumbers": numbers}
+        for rule in ("push-sa-same-project", "push-agent-token-creator", "push-dead-letter-iam")
+    }
+    legacy["push-vpcsc-default-url"] = {
+        "perimeterProjects": ["acme-orders"],
+        "projectNumbers": numbers,
+    }
+    config = tmp_path / "legacy.json"
+    config.write_text(json.dumps(legacy))
+    folder = _project(tmp_path / "team", NUMBER)
+    result = CliRunner().invoke(
+        app, ["preview", str(folder), "-f", "json", "--policy-config", str(config)]
+    )
+    assert result.exit_code == 1, result.stdout + result.stderr
+    report = json.loads(result.stdout)
+    found = _judged(report["violations"], report["notChecked"])
+    assert {f for f in EXPECTED if f[1] in legacy} <= found
+
+
+def test_two_numbers_for_one_project_are_refused_naming_both(
+    tmp_path: Path, pack: PolicyPackProcess
+) -> None:
+    clash = {**CONFIG, "push-dead-letter-iam": {"projectNumbers": {"acme-orders": "999"}}}
+    config = tmp_path / "clash.json"
+    config.write_text(json.dumps(clash))
+    folder = _project(tmp_path / "team", NUMBER)
+    result = CliRunner().invoke(app, ["preview", str(folder), "--policy-config", str(config)])
+    assert result.exit_code == 2, result.stdout + result.stderr
+    said = " ".join((result.stdout + result.stderr).split())
+    assert "push-dead-letter-iam: projectNumbers gives acme-orders the number '999'" in said
+    assert f"top-level projectNumbers gives '{NUMBER}'" in said
+    # The pack itself refuses it in Configure, as the Pulumi CLI would send it.
+    with pytest.raises(Exception, match="the number '999'"):
+        pack.configure(clash, validate=False)
+
+
+def test_a_bad_top_level_number_is_named(tmp_path: Path) -> None:
+    config = tmp_path / "bad.json"
+    config.write_text(json.dumps({"projectNumbers": {"acme-orders": "12-34"}}))
+    folder = _project(tmp_path / "team", NUMBER)
+    result = CliRunner().invoke(app, ["preview", str(folder), "--policy-config", str(config)])
+    assert result.exit_code == 2
+    said = " ".join((result.stdout + result.stderr).split())
+    assert "projectNumbers: acme-orders: must be a project number" in said
