@@ -121,6 +121,10 @@ def subscription_facts(
     """
     read = wire_facts(resource, settings.default_project, graph)
     facts = settings.apply(read.facts)
+    doubt = settings.perimeter_doubt(read.facts)
+    if doubt and "in_service_perimeter" not in read.unconfigured:
+        read.unconfigured["in_service_perimeter"] = doubt
+        facts = facts.model_copy(update={"unknown": facts.unknown | {"in_service_perimeter"}})
     if graph is None:
         return Resolution(facts, read.reasons, read.unconfigured)
     values = facts.model_dump(exclude={"unknown"})

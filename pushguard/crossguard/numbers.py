@@ -32,11 +32,12 @@ def _first_str(resource: WireResource, keys: tuple[str, ...]) -> str | None:
     return None
 
 
-def declared_numbers(resources: Iterable[WireResource]) -> dict[str, str]:
-    """Project ID -> number from every ``PushSubscription`` whose outputs are known. A project
-    that two components give different numbers is left out (neither is presumed), and so is a
-    number of zeros (the offline preview's placeholder for a number it was not given)."""
-    found: dict[str, set[str]] = {}
+def declared_numbers(resources: Iterable[WireResource]) -> dict[str, dict[str, str]]:
+    """Per ``PushSubscription`` URN, its project ID -> number, from the components whose outputs
+    are known; a number of zeros (the offline preview's placeholder for a number it was not
+    given) is left out. A component's number is its own claim: it applies only to the
+    resources the component declares (:func:`numbers_for`)."""
+    found: dict[str, dict[str, str]] = {}
     for resource in resources:
         if resource.type != COMPONENT_TYPE:
             continue
@@ -50,5 +51,10 @@ def declared_numbers(resources: Iterable[WireResource]) -> dict[str, str]:
         project, number = parts[1], owner.project_number
         if project.isdigit() or not number or int(number) == 0:
             continue
-        found.setdefault(project, set()).add(number)
-    return {project: next(iter(n)) for project, n in found.items() if len(n) == 1}
+        found[resource.urn] = {project: number}
+    return found
+
+
+def numbers_for(resource: WireResource, declared: dict[str, dict[str, str]]) -> dict[str, str]:
+    """The numbers that the component declaring ``resource`` (its parent) states."""
+    return declared.get(resource.parent or "", {})

@@ -41,7 +41,7 @@ from pushguard.crossguard.facts import Resolution, subscription_facts
 from pushguard.crossguard.finding_note import encode
 from pushguard.crossguard.graph import StackGraph
 from pushguard.crossguard.not_checked import NotChecked
-from pushguard.crossguard.numbers import declared_numbers
+from pushguard.crossguard.numbers import declared_numbers, numbers_for
 from pushguard.crossguard.resources import SUBSCRIPTION_TYPE, WireResource
 from pushguard.crossguard.routes import (
     MAPPED_SUBSCRIPTION_TYPES,
@@ -131,7 +131,7 @@ class _StackAnalysis:
     @classmethod
     def of(cls, policy_resources: list[Any], settings: PackSettings) -> _StackAnalysis:
         wire = [WireResource.from_policy_resource(r) for r in policy_resources]
-        settings = settings.with_numbers(declared_numbers(wire))
+        declared = declared_numbers(wire)
         skipped = [(r, known) for r in wire if (known := unmapped(r.type)) is not None]
         grants = sorted({f"{why} {r.name!r}" for r in wire if (why := unmapped_iam(r))})
         resources = canonical_stack(wire)
@@ -142,7 +142,9 @@ class _StackAnalysis:
             if sub.type != SUBSCRIPTION_TYPE:
                 continue
             try:
-                full = subscription_facts(sub, settings, graph)
+                full = subscription_facts(
+                    sub, settings.with_numbers(numbers_for(sub, declared)), graph
+                )
             except WireShapeError as error:
                 # Worded as the resource half words it, so the server drops the repeat when
                 # the inputs have the same problem.

@@ -22,6 +22,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -109,6 +110,8 @@ class PackSettings(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    _declared: dict[str, str] = PrivateAttr(default_factory=dict)
+    """Project numbers the checked program declares (:meth:`with_numbers`)."""
 
     perimeter_projects: tuple[ProjectRef, ...] = Field((), alias="perimeterProjects")
     project_numbers: dict[Annotated[str, AfterValidator(_project_ref)], ProjectNumber] = Field(
@@ -154,12 +157,17 @@ class PackSettings(BaseModel):
         return ids[0] if len(ids) == 1 else None
 
     def with_numbers(self, declared: Mapping[str, str]) -> PackSettings:
-        """These settings with project numbers a stack declares itself (``declared``: project
-        ID -> number) added; ``projectNumbers`` wins where both name a project."""
+        """These settings with project numbers a program declares itself (``declared``: project
+        ID -> number, such as the ``project_number`` a ``PushSubscription`` is given). They are
+        the program's claim: ``projectNumbers`` wins where both name a project, and
+        :meth:`perimeter_doubt` never relies on them (a claimed number cannot take a project out
+        of a perimeter)."""
         extra = {k: v for k, v in declared.items() if k not in self.project_numbers}
         if not extra:
             return self
-        return self.model_copy(update={"project_numbers": {**self.project_numbers, **extra}})
+        copy = self.model_copy()
+        copy._declared = {**self._declared, **extra}
+        return copy
 
     def resolve(self, project: str | None) -> ProjectNames:
         """Both names of a project given by either (an ID, a number, ``projects/X``), through
@@ -173,7 +181,29 @@ class PackSettings(BaseModel):
             return ProjectNames()
         if _PROJECT_NUMBER.match(plain):
             return ProjectNames(self.id_of(plain), plain)
-        return ProjectNames(plain, self.project_numbers.get(plain))
+        return ProjectNames(plain, self.project_numbers.get(plain) or self._declared.get(plain))
+
+    def perimeter_doubt(self, facts: SubscriptionFacts) -> str | None:
+        """Why membership of a perimeter cannot be decided from these settings, or ``None``: the
+        subscription is not listed by a name it is known by, ``perimeterProjects`` lists a project
+        by a number that ``projectNumbers`` gives no ID, and the subscription's own number is
+        known neither from its source nor from ``projectNumbers``. "Not in the perimeter" would
+        then be a guess, so the perimeter rule is not checked (never passed)."""
+        number = facts.project_number or self.project_numbers.get(facts.project_id or "")
+        if number or self.in_perimeter(facts.project_id):
+            return None
+        unresolved = [
+            ref.number
+            for ref in (self.resolve(r) for r in self.perimeter_projects)
+            if ref.id is None and ref.number
+        ]
+        if not unresolved:
+            return None
+        project = facts.project_id or "the subscription's project"
+        return (
+            f"perimeterProjects lists project {unresolved[0]} by number and the number of "
+            f"{project} is not in the top-level projectNumbers map"
+        )
 
     def _matches(self, refs: tuple[str, ...], project: str | None) -> bool:
         names = self.resolve(project)

@@ -24,7 +24,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from inspect import isawaitable
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -66,7 +66,8 @@ tasks, and the monitor call they make in an executor thread, run in a copy of th
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):
     """A mock resource monitor that keeps every registration in :attr:`records`, in order, and
-    hands each to ``on_record`` as it happens (as the engine hands resources to analyzers).
+    hands each to ``on_record`` as it happens (as the engine hands resources to analyzers); a
+    component's registered outputs come to ``on_record`` as its record again (same URN).
 
     As the engine, it refuses a second registration of a URN (:class:`DuplicateResourceURNError`,
     raised to the SDK as the failed ``RegisterResource`` call, so it becomes the program's error);
@@ -175,9 +176,20 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
 
     def RegisterResourceOutputs(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         """Keep the stack's outputs (the last registration wins: the mock runtime registers an
-        empty set when it creates the stack, the program run registers the exports)."""
+        empty set when it creates the stack, the program run registers the exports), and a
+        component's as its record's outputs: the engine sets a resource's outputs to what
+        ``RegisterResourceOutputs`` gives (``stepExecutor.ExecuteRegisterResourceOutputs`` in
+        pulumi/pulumi's pkg/resource/deploy/step_executor.go), and ``AnalyzeStack`` is given
+        those outputs."""
+        outputs = json_format.MessageToDict(request.outputs)
         if is_stack_urn(request.urn):
-            self.outputs = json_format.MessageToDict(request.outputs)
+            self.outputs = outputs
+        else:
+            for index, record in enumerate(self.records):
+                if record.urn == request.urn and not record.custom:
+                    self.records[index] = replace(record, outputs=outputs)
+                    if self.on_record is not None:  # the same URN again: its outputs
+                        self.on_record(self.records[index])
         return super().RegisterResourceOutputs(request)  # type: ignore[no-untyped-call]
 
     def RegisterStackTransform(self, request: Any) -> Any:  # noqa: N802 - gRPC method name

@@ -172,6 +172,7 @@ class _Reader:
         self, nonce: str, run: IsolatedRun, on_record: Callable[[ResourceRecord], None] | None
     ) -> None:
         self.nonce, self.run, self.on_record = nonce, run, on_record
+        self._positions: dict[str, int] = {}
         self.done = False
         self.forged = False
         self.crash = ""
@@ -194,6 +195,13 @@ class _Reader:
         kind, body = message.get("kind"), message.get("body")
         if kind == "record" and isinstance(body, dict):
             record = _record(body)
+            known = self._positions.get(record.urn)
+            if known is not None:  # a component's registered outputs (RecordingMonitor)
+                self.run.records[known] = record
+                if self.on_record is not None:
+                    self.on_record(record)
+                return
+            self._positions[record.urn] = len(self.run.records)
             self.run.records.append(record)
             frames = body.get("call_stack") or []
             self.run.call_stacks[record.urn] = [(str(path), int(line)) for path, line in frames]

@@ -99,6 +99,7 @@ class StreamingAnalysis:
         self.pack, self.requests, self.config, self.source = pack, requests, config, source
         self.session: PackSession | None = None
         self.per_stack: list[AnalyzerResource] = [requests.root]
+        self._positions: dict[str, int] = {}
         self.diagnostics: list[Diagnostic] = []
         self.error: BaseException | None = None
         self.timings: dict[str, float] = {}
@@ -125,6 +126,11 @@ class StreamingAnalysis:
             self.error = error
         while (record := self._queue.get()) is not None:
             per_resource, per_stack = self.requests.convert(record)
+            known = self._positions.get(record.urn)
+            if known is not None:  # a component's outputs, registered after it
+                self.per_stack[known] = per_stack
+                continue
+            self._positions[record.urn] = len(self.per_stack)
             self.per_stack.append(per_stack)
             if ready and self.error is None:
                 try:

@@ -216,3 +216,71 @@ def test_a_bad_top_level_number_is_named(tmp_path: Path) -> None:
     assert result.exit_code == 2
     said = " ".join((result.stdout + result.stderr).split())
     assert "projectNumbers: acme-orders: must be a project number" in said
+
+
+COMPONENT = """
+import pulumi_gcp as gcp
+from pushguard.components import PushSubscription
+topic = gcp.pubsub.Topic("orders", project="acme-web")
+PushSubscription("orders", {
+    "project": "acme-web",
+    "project_number": "111111111111",
+    "topic": topic.id,
+    "push_endpoint": "https://push.acme.example/orders",
+    "target": {"kind": "external"},
+    "audience": "orders",
+})
+"""
+
+
+def test_the_components_project_number_reaches_the_stack_checks(tmp_path: Path) -> None:
+    """The perimeter lists the project by number only; the component's ``project_number``
+    input is the only place the number is said, and the pack's stack half reads it."""
+    folder = tmp_path / "team"
+    folder.mkdir()
+    (folder / "Pulumi.yaml").write_text(json.dumps({"name": "team", "runtime": "python"}))
+    (folder / "__main__.py").write_text(COMPONENT)
+    (folder / "Pulumi.dev.yaml").write_text(json.dumps({"config": {}}))
+    config = tmp_path / "perimeter.json"
+    config.write_text(
+        json.dumps({"push-vpcsc-default-url": {"perimeterProjects": ["111111111111"]}})
+    )
+    result = CliRunner().invoke(
+        app, ["preview", str(folder), "-f", "json", "--policy-config", str(config)]
+    )
+    assert result.exit_code == 1, result.stdout + result.stderr
+    report = json.loads(result.stdout)
+    found = {(_name(v["urn"]), v["policy"], v["level"]) for v in report["violations"]}
+    assert ("orders", "push-vpcsc-default-url", "mandatory") in found, found
+
+
+def test_a_perimeter_listed_by_number_alone_is_never_presumed_left(tmp_path: Path) -> None:
+    """``perimeterProjects`` names a project by a number the config gives no ID: a subscription
+    in a project whose number nobody configured is not checked, never passed; a number the
+    program claims (a component's ``project_number``) does not take it out of the perimeter."""
+    folder = tmp_path / "team"
+    folder.mkdir()
+    (folder / "Pulumi.yaml").write_text(json.dumps({"name": "team", "runtime": "python"}))
+    claimed = COMPONENT.replace('"111111111111"', '"555555555555"')
+    (folder / "__main__.py").write_text(
+        claimed
+        + "gcp.pubsub.Subscription('raw', project='acme-web', topic='orders', push_config={\n"
+        + "    'push_endpoint': 'https://push.acme.example/raw', 'oidc_token': {\n"
+        + "    'service_account_email': 'p@acme-web.iam.gserviceaccount.com', 'audience': 'a'}})\n"
+    )
+    (folder / "Pulumi.dev.yaml").write_text(json.dumps({"config": {}}))
+    config = tmp_path / "perimeter.json"
+    config.write_text(
+        json.dumps({"push-vpcsc-default-url": {"perimeterProjects": ["111111111111"]}})
+    )
+    result = CliRunner().invoke(
+        app, ["preview", str(folder), "-f", "json", "--policy-config", str(config)]
+    )
+    report = json.loads(result.stdout)
+    unchecked = {
+        _name(n["urn"]): n["reason"]
+        for n in report["notChecked"]
+        if n["policy"] == "push-vpcsc-default-url"
+    }
+    assert set(unchecked) == {"orders", "raw"}, report["notChecked"]
+    assert "lists project 111111111111 by number" in unchecked["raw"]
