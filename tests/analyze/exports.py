@@ -43,6 +43,9 @@ _FROM_DEPENDENCY = {
     "deadLetterTopic": "id",
     "subscription": "id",
     "pushAuthServiceAccountEmail": "email",
+    # a Python component's registered outputs keep the program's snake_case keys
+    "push_auth_service_account_email": "email",
+    "subscription_id": "id",
 }
 
 
@@ -184,7 +187,10 @@ def export_from_preview(  # noqa: C901, PLR0912, PLR0915 - the export, field by 
     for record in result.resources:
         by_key = dict(record.property_dependencies)
         if not record.custom:  # a component's outputs come from its children
-            children = tuple(r.urn for r in result.resources if r.parent == record.urn)
+            mine = [r for r in result.resources if r.parent == record.urn]
+            # its subscription first: ``subscription_id`` is the subscription's ``id``
+            mine.sort(key=lambda r: not r.type.endswith(":Subscription"))
+            children = tuple(r.urn for r in mine)
             by_key = {k: children for k in record.outputs}
 
         def resolve(
