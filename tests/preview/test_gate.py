@@ -229,19 +229,24 @@ def test_a_resource_made_in_a_helper_keeps_the_users_call_stack(
 def test_what_was_not_checked_is_listed_with_the_setting_that_enables_it(
     preview, tmp_path: Path
 ) -> None:
-    bare = preview("--stack", "dev", "-f", "json").json()
+    # The dev stack's components are given the project number: their checks run without config.
+    dev = preview("--stack", "dev", "-f", "json").json()
+    assert not any(n["policy"] == "push-agent-token-creator" for n in dev["notChecked"])
+    bare = preview("--stack", "legacy", "-f", "json").json()
     listed = {(n["policy"], n["urn"].rsplit("::", 1)[1]) for n in bare["notChecked"]}
-    assert ("push-agent-token-creator", "orders-created") in listed
-    assert all("top-level projectNumbers" in n["reason"] for n in bare["notChecked"])
-    configured = preview("--stack", "dev", "--policy-config", CONFIG, "-f", "json").json()
-    assert not any(n["policy"] == "push-agent-token-creator" for n in configured["notChecked"])
+    assert ("push-agent-token-creator", "payments-settled") in listed
+    numbers = [n for n in bare["notChecked"] if n["policy"] == "push-agent-token-creator"]
+    assert all("top-level projectNumbers" in n["reason"] for n in numbers)
+    configured = preview("--stack", "legacy", "--policy-config", CONFIG, "-f", "json").json()
+    still = {(n["policy"], n["urn"].rsplit("::", 1)[1]) for n in configured["notChecked"]}
+    assert ("push-agent-token-creator", "payments-settled") not in still  # acme-payments' number
     sarif = tmp_path / "out.sarif"
-    preview("--stack", "dev", "-f", "sarif", "-o", str(sarif))
+    preview("--stack", "legacy", "-f", "sarif", "-o", str(sarif))
     (invocation,) = json.loads(sarif.read_text())["runs"][0]["invocations"]
     notes = invocation["toolConfigurationNotifications"]
     assert len(notes) == len(bare["notChecked"])
     assert notes[0]["associatedRule"]["id"] == "push-agent-token-creator"
-    text = preview("--stack", "dev")
+    text = preview("--stack", "legacy")
     assert "Not checked (" in text.stdout
 
 
