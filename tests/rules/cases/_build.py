@@ -223,3 +223,24 @@ def dlq_grants() -> tuple[AnalyzerResource, ...]:
             property_dependencies={"subscription": (SUB_URN,)},
         ),
     )
+
+
+TRIGGER_FACTS: dict[str, Any] = {
+    "resource": "projects/acme-orders/locations/europe-west1/triggers/orders",
+    "project_id": "acme-orders",
+    "project_number": "123456789012",
+    "kind": "eventarc-trigger",
+    "trigger_destination": "httpEndpoint",
+    "push_endpoint": "https://orders.acme.internal/events",
+    "push_auth_account": PUSH_SA,
+    "audience": None,
+}
+"""The facts of a compliant Eventarc trigger with an HTTP endpoint destination in the VPC
+network; a case overrides some of them (see :func:`trigger_fact`)."""
+
+
+def trigger_fact(
+    rule: str, expect: str, name: str, *, message: tuple[str, ...] = (), **facts: Any
+) -> FactCase:
+    """A fact case about an Eventarc trigger (:data:`TRIGGER_FACTS` with ``facts``)."""
+    return FactCase(rule, expect, f"eventarc: {name}", {**TRIGGER_FACTS, **facts}, message)

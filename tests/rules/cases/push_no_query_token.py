@@ -8,7 +8,13 @@
 from __future__ import annotations
 
 from tests.crossguard.wire import RUN_URL, push_config, subscription
-from tests.rules.cases._build import FactCase, WireCase, fact, wire
+from tests.rules.cases._build import (
+    FactCase,
+    WireCase,
+    fact,
+    trigger_fact,
+    wire,
+)
 
 RULE_ID = "push-no-query-token"
 
@@ -23,6 +29,14 @@ FACT_CASES: list[FactCase] = [
         "fail",
         "token beside userinfo (a malformed endpoint)",
         push_endpoint="https://user:pw@orders.example.com/p?token=X",
+    ),
+    trigger_fact(RULE_ID, "pass", "no query"),
+    trigger_fact(
+        RULE_ID,
+        "fail",
+        "token",
+        push_endpoint="https://10.0.0.5/e?token=s3cr3t",
+        message=("trigger's HTTP endpoint carries a shared secret",),
     ),
 ]
 

@@ -8,7 +8,14 @@
 from __future__ import annotations
 
 from tests.crossguard.wire import PROJECT, PUSH_SA, account, push_config, subscription
-from tests.rules.cases._build import FactCase, WireCase, fact, unknown_account_sub, wire
+from tests.rules.cases._build import (
+    FactCase,
+    WireCase,
+    fact,
+    trigger_fact,
+    unknown_account_sub,
+    wire,
+)
 
 RULE_ID = "push-sa-same-project"
 
@@ -53,6 +60,17 @@ FACT_CASES: list[FactCase] = [
         "fail",
         "lookalike domain",
         push_auth_account="x@acme-orders.iam.gserviceaccount.com.evil.example",
+    ),
+    trigger_fact(RULE_ID, "pass", "same project"),
+    trigger_fact(RULE_ID, "pass", "no account named", push_auth_account=None),
+    trigger_fact(
+        RULE_ID,
+        "fail",
+        "cloud run destination, account of another project",
+        push_endpoint=None,
+        trigger_destination="cloudRunService",
+        push_auth_account="events@acme-shared.iam.gserviceaccount.com",
+        message=("trigger's service account", "not to the trigger's project acme-orders"),
     ),
 ]
 
