@@ -12,6 +12,7 @@ from tests.rules.cases._build import (
     FactCase,
     WireCase,
     cloud_run_sub,
+    eventarc_trigger,
     fact,
     trigger_fact,
     wire,
@@ -189,5 +190,13 @@ WIRE_CASES: list[WireCase] = [
         "fail",
         "nested list form",
         subscription(pushConfig=[push_config("http://x.example.com/")]),
+    ),
+    wire(RULE_ID, "pass", "eventarc trigger to a private https endpoint", eventarc_trigger()),
+    wire(
+        RULE_ID,
+        "fail",
+        "eventarc trigger to an http endpoint",
+        eventarc_trigger(destination={"httpEndpoint": {"uri": "http://10.0.0.5/push"}}),
+        message=("trigger's HTTP endpoint uses http://",),
     ),
 ]

@@ -11,6 +11,7 @@ from tests.crossguard.wire import RUN_URL, push_config, subscription
 from tests.rules.cases._build import (
     FactCase,
     WireCase,
+    eventarc_trigger,
     fact,
     trigger_fact,
     wire,
@@ -58,5 +59,12 @@ WIRE_CASES: list[WireCase] = [
         "fail",
         "api_key parameter",
         subscription(pushConfig=push_config(RUN_URL + "?API-Key=x")),
+    ),
+    wire(RULE_ID, "pass", "eventarc trigger without a query", eventarc_trigger()),
+    wire(
+        RULE_ID,
+        "fail",
+        "eventarc trigger with a token parameter",
+        eventarc_trigger(destination={"httpEndpoint": {"uri": "https://10.0.0.5/e?token=s3cr3t"}}),
     ),
 ]

@@ -11,6 +11,7 @@ from tests.crossguard.wire import PROJECT, PUSH_SA, account, push_config, subscr
 from tests.rules.cases._build import (
     FactCase,
     WireCase,
+    eventarc_trigger,
     fact,
     trigger_fact,
     unknown_account_sub,
@@ -110,5 +111,16 @@ WIRE_CASES: list[WireCase] = [
         "fail",
         "user email",
         subscription(pushConfig=push_config(account="dev@example.com")),
+    ),
+    wire(RULE_ID, "pass", "eventarc trigger with an account of its project", eventarc_trigger()),
+    wire(
+        RULE_ID,
+        "fail",
+        "eventarc trigger to cloud run with an account of another project",
+        eventarc_trigger(
+            destination={"cloudRunService": {"service": "orders", "region": "europe-west1"}},
+            account="events@acme-shared.iam.gserviceaccount.com",
+        ),
+        message=("trigger's service account",),
     ),
 ]
