@@ -6,9 +6,11 @@ Each :class:`PushguardPolicy` runs at both points the Pulumi engine offers
 - as a **resource policy** on each push subscription, from its own properties, whatever its
   route (pulumi-gcp's ``gcp:pubsub/subscription:Subscription``, Google Cloud Native, Config
   Connector, the bridged Terraform provider: :mod:`pushguard.crossguard.routes` maps each
-  into pulumi-gcp's form). At ``pulumi up`` every input is known, so a violation blocks the
-  subscription before it is created. Results that need more than the resource (an unknown
-  value at preview, IAM grants) are left to the stack half;
+  into pulumi-gcp's form), and on each Eventarc trigger for the rules that judge triggers
+  (:attr:`~pushguard.rules.base.Rule.kinds`; :mod:`pushguard.crossguard.triggers`). At
+  ``pulumi up`` every input is known, so a violation blocks the subscription before it is
+  created. Results that need more than the resource (an unknown value at preview, IAM grants)
+  are left to the stack half;
 - as a **stack policy** over every resource: unknown values are resolved through the stack (see
   :mod:`pushguard.crossguard.graph`), grants and perimeters declared in the stack are read, and
   violations the resource half could not see are reported on the subscription's URN.
@@ -45,6 +47,7 @@ from pushguard.crossguard.numbers import declared_numbers, numbers_for
 from pushguard.crossguard.resources import SUBSCRIPTION_TYPE, WireResource
 from pushguard.crossguard.routes import (
     MAPPED_SUBSCRIPTION_TYPES,
+    TRIGGER_TYPES,
     UNCHECKABLE_TYPES,
     SubscriptionType,
     canonical,
@@ -52,8 +55,10 @@ from pushguard.crossguard.routes import (
     unmapped,
     unmapped_iam,
 )
+from pushguard.crossguard.routes.eventarc import TRIGGER
 from pushguard.crossguard.scope import Unverified, current_scope
 from pushguard.crossguard.secrets import scrub
+from pushguard.crossguard.triggers import trigger_facts, trigger_path
 from pushguard.crossguard.wire import WireShapeError
 from pushguard.policy.config_file import PROJECT_NUMBERS
 from pushguard.policy.settings import (
@@ -63,6 +68,7 @@ from pushguard.policy.settings import (
     settings_json_schema,
 )
 from pushguard.rules import RULES, Result, Rule, Status
+from pushguard.rules.facts import EVENTARC_TRIGGER
 from pushguard.rules.identity import cause, finding_id
 
 TAGS = ["gcp", "pubsub", "push"]
@@ -107,16 +113,18 @@ def _finding(
     advisory. ``kind`` tells apart causes of one field (``unverified``: not known at preview)."""
     reason = cause(result.field, result.evidence)
     identity = finding_id(sub.urn, policy, f"{kind}:{reason}" if kind else reason)
-    excepted = settings.exception_for(sub.urn, subscription_path(sub, resolution))
+    path = trigger_path if resolution.facts.is_trigger else subscription_path
+    excepted = settings.exception_for(sub.urn, path(sub, resolution))
     active = excepted is not None and excepted.active
     report(encode(text, identity, excepted), urn, excepted=active)
 
 
 @dataclass(frozen=True)
 class _StackAnalysis:
-    """The rule-independent part of a stack check: each readable subscription with its facts
-    resolved through the stack's graph (every route's resources in pulumi-gcp's form), and each
-    resource of a type known to create a subscription that pushguard does not map."""
+    """The rule-independent part of a stack check: each readable subscription and Eventarc
+    trigger with its facts resolved through the stack's graph (every route's resources in
+    pulumi-gcp's form), and each resource of a type known to create a subscription that
+    pushguard does not map."""
 
     subscriptions: list[tuple[WireResource, Resolution]]
     unmapped: list[tuple[WireResource, SubscriptionType]]
@@ -139,12 +147,11 @@ class _StackAnalysis:
         subscriptions = []
         unreadable = []
         for sub in resources:
-            if sub.type != SUBSCRIPTION_TYPE:
+            read = {SUBSCRIPTION_TYPE: subscription_facts, TRIGGER: trigger_facts}.get(sub.type)
+            if read is None:
                 continue
             try:
-                full = subscription_facts(
-                    sub, settings.with_numbers(numbers_for(sub, declared)), graph
-                )
+                full = read(sub, settings.with_numbers(numbers_for(sub, declared)), graph)
             except WireShapeError as error:
                 # Worded as the resource half words it, so the server drops the repeat when
                 # the inputs have the same problem.
@@ -298,6 +305,8 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
             report(f"pushguard failed to evaluate {self.name}: {type(error).__name__}: {error}")
 
     def _validate_resource(self, args: ResourceValidationArgs, report: _Report) -> None:
+        if args.resource_type in TRIGGER_TYPES and EVENTARC_TRIGGER not in self.rule.kinds:
+            return  # the rule does not judge Eventarc triggers
         known = unmapped(args.resource_type)
         if known is not None and args.resource_type in UNCHECKABLE_TYPES:
             report(
@@ -306,7 +315,8 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
                 "cannot pass what it cannot read: use a mapped type"
             )
             return
-        if args.resource_type not in MAPPED_SUBSCRIPTION_TYPES:
+        trigger = args.resource_type in TRIGGER_TYPES
+        if not trigger and args.resource_type not in MAPPED_SUBSCRIPTION_TYPES:
             return
         try:
             settings = parse_settings(self.name, args.get_config())
@@ -315,9 +325,10 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
             return
         try:
             [sub] = canonical(WireResource.from_args(args))
-            resolution = subscription_facts(sub, settings)
+            resolution = (trigger_facts if trigger else subscription_facts)(sub, settings)
         except WireShapeError as error:
-            report(f"Cannot read subscription {args.name!r}: {error}.")
+            what = "Eventarc trigger" if trigger else "subscription"
+            report(f"Cannot read {what} {args.name!r}: {error}.")
             return
         for result in self.rule.check(resolution.facts):
             if result.status is Status.VIOLATION:
@@ -338,7 +349,10 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
         for resource, known in analysis.unmapped:
             _not_mapped(self.name, resource, known)
         for sub, problem in analysis.unreadable:
-            report(f"Cannot read subscription {sub.name!r}: {problem}.", sub.urn)
+            if sub.type != TRIGGER:
+                report(f"Cannot read subscription {sub.name!r}: {problem}.", sub.urn)
+            elif EVENTARC_TRIGGER in self.rule.kinds:
+                report(f"Cannot read Eventarc trigger {sub.name!r}: {problem}.", sub.urn)
 
     def _validate_stack(self, args: StackValidationArgs, report: _Report) -> None:
         try:
@@ -352,6 +366,8 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
         # dropped by the server; one it could not see (the project or endpoint only in the
         # outputs, a provider that supplied the project) is reported here.
         for sub, full in analysis.subscriptions:
+            if not self.rule.applies_to(full.facts):
+                continue  # an Eventarc trigger, which this rule does not judge
             if analysis.unmapped_grants and self.name in GRANT_RULES:
                 _grants_not_read(self.name, sub, analysis.unmapped_grants)
                 continue

@@ -45,7 +45,11 @@ from pushguard.crossguard.policies import (
     PushguardPolicy,
     build_policies,
 )
-from pushguard.crossguard.routes import MAPPED_SUBSCRIPTION_TYPES, UNCHECKABLE_TYPES
+from pushguard.crossguard.routes import (
+    MAPPED_SUBSCRIPTION_TYPES,
+    TRIGGER_TYPES,
+    UNCHECKABLE_TYPES,
+)
 from pushguard.crossguard.scope import RequestScope, StackNotes, Unverified, request_scope
 from pushguard.crossguard.wire import secret_strings
 from pushguard.policy.config_file import (
@@ -90,7 +94,7 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
         after every ``Analyze`` of the stack)."""
         # The resource types the resource halves check, when every policy is pushguard's own.
         self._resource_types: frozenset[str] | None = (
-            MAPPED_SUBSCRIPTION_TYPES | UNCHECKABLE_TYPES
+            MAPPED_SUBSCRIPTION_TYPES | UNCHECKABLE_TYPES | TRIGGER_TYPES
             if all(isinstance(p, PushguardPolicy | ProjectNumbersPolicy) for p in policies)
             else None
         )

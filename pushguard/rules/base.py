@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import Literal, get_args
 
 from pushguard._about import project_url
-from pushguard.rules.facts import SubscriptionFacts
+from pushguard.rules.facts import FactsKind, SubscriptionFacts
 from pushguard.rules.identity import cause, finding_id
 
 DOCS_BASE_URL = f"{project_url('Repository')}/blob/main/docs/rules.md"
@@ -134,6 +134,15 @@ class Rule:
     """Where the rule is applicable (of :data:`ENFORCEMENT_POINTS`); elsewhere it is registered
     (its policy name and config keys work everywhere) but never decides, and says so: the pack's
     policy description, ``pushguard rules`` and the rule reference name where it applies."""
+    kinds: tuple[FactsKind, ...] = ("subscription",)
+    """What the rule judges (:data:`~pushguard.rules.facts.FactsKind`): push subscriptions, and
+    for the rules that judge what an Eventarc trigger sets (its HTTP endpoint, its service
+    account), Eventarc triggers too. Facts of another kind are not the rule's: it neither passes
+    nor fails them, and no enforcement point lists them as not checked by it."""
+
+    def applies_to(self, facts: SubscriptionFacts) -> bool:
+        """True when the rule judges facts of ``facts.kind`` (:attr:`kinds`)."""
+        return facts.kind in self.kinds
 
     @property
     def applies_everywhere(self) -> bool:
@@ -198,13 +207,14 @@ def evaluate_rules(
     """Run ``rules`` over one subscription's facts and return the findings in rule order.
 
     ``levels`` overrides a rule's default enforcement level by rule ID; rules at ``disabled`` are
-    not run. Never raises for any facts a :class:`SubscriptionFacts` can hold.
+    not run, nor are rules that do not judge facts of this kind (:meth:`Rule.applies_to`). Never
+    raises for any facts a :class:`SubscriptionFacts` can hold.
     """
     overrides = levels or {}
     findings: list[Finding] = []
     for rule in rules:
         level = overrides.get(rule.id, rule.default_level)
-        if level is EnforcementLevel.DISABLED:
+        if level is EnforcementLevel.DISABLED or not rule.applies_to(facts):
             continue
         for result in rule.check(facts):
             findings.append(

@@ -25,6 +25,11 @@ def rules_markdown(rules: tuple[Rule, ...] = RULES) -> str:
         "organisation audit with `--stacks` (column *applies*); the component, the pack, the",
         "preview and analyze register them but never decide them.",
         "",
+        "Eventarc triggers make a push subscription Eventarc creates and manages; the rules marked",
+        "*also judges Eventarc triggers* check what a trigger sets (its HTTP endpoint destination,",
+        "its service account) in the pack, the preview and analyze; the others do not judge",
+        "triggers (policy pack reference: Eventarc triggers).",
+        "",
         "| ID | default level | severity | applies | title |",
         "|---|---|---|---|---|",
     ]
@@ -38,7 +43,8 @@ def rules_markdown(rules: tuple[Rule, ...] = RULES) -> str:
             f"## {rule.id}",
             "",
             f"**{rule.title}** — default level: {rule.default_level.value}, "
-            f"severity: {rule.severity}, applies: {rule.where}.",
+            f"severity: {rule.severity}, applies: {rule.where}."
+            + (" *Also judges Eventarc triggers.*" if "eventarc-trigger" in rule.kinds else ""),
             "",
             rule.description,
             "",

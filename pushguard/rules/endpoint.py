@@ -201,6 +201,44 @@ def non_public_reason(endpoint: PushEndpoint) -> str | None:
     return None
 
 
+METADATA_SERVER_NAMES = frozenset({"metadata.google.internal", "metadata"})
+"""The names of the Compute Engine metadata server inside a VPC network
+(``http://metadata.google.internal/computeMetadata/v1/``,
+https://cloud.google.com/compute/docs/storing-retrieving-metadata), which hands out the credentials
+of the machine that calls it."""
+
+
+def non_vpc_reason(endpoint: PushEndpoint) -> str | None:
+    """Why the endpoint's host cannot be a service inside a VPC network, or ``None``.
+
+    For an Eventarc trigger's HTTP endpoint, which Google documents as "either a static IP
+    addressable from the VPC specified by the network config, or an internal DNS hostname of
+    the service resolvable via Cloud DNS" (``HttpEndpoint.uri``,
+    https://cloud.google.com/eventarc/docs/reference/rest/v1/projects.locations.triggers): private
+    addresses and internal names are what such an endpoint is, so only what no service in a
+    network can be is refused: loopback, link-local (the metadata server 169.254.169.254),
+    unspecified, multicast and reserved addresses, ``localhost``, the metadata server's names
+    (:data:`METADATA_SERVER_NAMES`), single-label names (completed from a resolver's search
+    domains, so they name different hosts in different places) and port 0.
+    """
+    ip = endpoint.ip
+    if ip is not None:
+        if ip.is_loopback or ip.is_link_local or ip.is_unspecified:
+            return f"{ip} is a loopback, link-local or unspecified address"
+        if ip.is_multicast or ip.is_reserved:
+            return f"{ip} is a multicast or reserved address"
+        return None if endpoint.port != 0 else "port 0 cannot be connected to"
+    if endpoint.host in METADATA_SERVER_NAMES:
+        return f"{endpoint.host} is the Compute Engine metadata server"
+    if endpoint.host == "localhost" or endpoint.host.endswith(".localhost"):
+        return f"{endpoint.host} is the calling machine itself"
+    if "." not in endpoint.host:
+        return f"{endpoint.host} is a single-label name, which each resolver completes its own way"
+    if endpoint.port == 0:
+        return "port 0 cannot be connected to"
+    return None
+
+
 CloudRunUrlForm = Literal["hash", "deterministic"]
 
 

@@ -1,5 +1,9 @@
 """Plain facts about one push subscription and its surroundings: what every rule reads.
 
+The same model carries what an Eventarc trigger sets of the push subscription Eventarc manages for
+it (:data:`EVENTARC_TRIGGER`); a rule judges a trigger only when its
+:attr:`~pushguard.rules.base.Rule.kinds` say so.
+
 Each enforcement point fills these models from its own world (component args, Pulumi wire
 properties, Cloud Asset Inventory rows); the rules never see anything else.
 
@@ -12,6 +16,7 @@ grant".
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
 from typing import Literal, NamedTuple
 
@@ -123,6 +128,33 @@ class InvokerTarget(_Frozen):
 EXTERNAL_TARGET = InvokerTarget(kind=TargetKind.EXTERNAL)
 """The target of an endpoint that Google does not serve: nothing to invoke, no IAM to check."""
 
+FactsKind = Literal["subscription", "eventarc-trigger"]
+"""What a :class:`SubscriptionFacts` describes: a Pub/Sub subscription, or an Eventarc trigger
+(whose push subscription Eventarc creates and manages; see :data:`EVENTARC_TRIGGER`)."""
+
+EVENTARC_TRIGGER: FactsKind = "eventarc-trigger"
+"""The kind of facts read from an Eventarc trigger
+(https://cloud.google.com/eventarc/docs/reference/rest/v1/projects.locations.triggers). Eventarc
+creates and manages the Pub/Sub subscription behind a trigger (``transport.pubsub.subscription``:
+"created and managed by Eventarc system as a transport for the event delivery"), so its push
+config is Google's; what the trigger itself sets is read into these fields:
+``push_endpoint`` is ``destination.httpEndpoint.uri`` (an HTTP endpoint in a VPC network, reached
+through a network attachment), ``push_auth_account`` is ``serviceAccount`` ("the identity of the
+trigger"; for Cloud Run destinations the account Eventarc generates identity tokens for), and
+``trigger_destination`` names the destination. Only the rules whose
+:attr:`~pushguard.rules.base.Rule.kinds` include it judge such facts."""
+
+TRIGGER_DESTINATIONS: Mapping[str, str] = {
+    "httpEndpoint": "HTTP endpoint",
+    "cloudRunService": "Cloud Run service",
+    "gke": "GKE service",
+    "workflow": "Workflows workflow",
+    "cloudFunction": "Cloud Function",
+}
+"""An Eventarc trigger's destinations, by pulumi-gcp's name of the ``destination`` field
+(https://www.pulumi.com/registry/packages/gcp/api-docs/eventarc/trigger/), in words. Only
+``httpEndpoint`` is a URL of the trigger's own; Eventarc addresses the others itself."""
+
 
 class SubscriptionFacts(_Frozen):
     """Everything the rules know about one subscription.
@@ -184,6 +216,12 @@ class SubscriptionFacts(_Frozen):
     """What the given Pulumi stacks say of the subscription beside what runs
     (:mod:`pushguard.rules.managed`); ``None`` where no stack states were given (every
     enforcement point but the audit with ``--stacks``)."""
+    kind: FactsKind = "subscription"
+    """What these facts describe: a Pub/Sub subscription (every enforcement point), or an
+    Eventarc trigger (:data:`EVENTARC_TRIGGER`; the policy pack only)."""
+    trigger_destination: str | None = None
+    """An Eventarc trigger's destination, a key of :data:`TRIGGER_DESTINATIONS` (``None``: a
+    subscription, or a trigger whose destination is not known)."""
 
     @field_validator("push_auth_account")
     @classmethod
@@ -191,11 +229,50 @@ class SubscriptionFacts(_Frozen):
         return normalise_email(value) if value else value
 
     def is_push(self) -> bool:
-        """True when the subscription pushes, or may push (its endpoint is not known yet)."""
+        """True when the subscription pushes, or may push (its endpoint is not known yet). An
+        Eventarc trigger always delivers through the push subscription Eventarc manages."""
         return (
-            bool(self.push_endpoint)
+            self.kind == EVENTARC_TRIGGER
+            or bool(self.push_endpoint)
             or "push_endpoint" in self.unknown
             or self.push_endpoint_source is not None
+        )
+
+    @property
+    def is_trigger(self) -> bool:
+        """True for an Eventarc trigger's facts (:data:`EVENTARC_TRIGGER`)."""
+        return self.kind == EVENTARC_TRIGGER
+
+    def noun(self) -> str:
+        """What the facts describe, for messages: ``subscription`` or ``trigger``."""
+        return "trigger" if self.is_trigger else "subscription"
+
+    def endpoint_noun(self) -> str:
+        """The endpoint, for messages: ``push endpoint``, or ``trigger's HTTP endpoint``."""
+        return "trigger's HTTP endpoint" if self.is_trigger else "push endpoint"
+
+    def account_noun(self) -> str:
+        """The account, for messages: ``push-auth service account``, or ``trigger's service
+        account``."""
+        return "trigger's service account" if self.is_trigger else "push-auth service account"
+
+    def google_managed_endpoint(self) -> str | None:
+        """For an Eventarc trigger with no HTTP endpoint of its own (a Cloud Run, GKE, Workflows
+        or Cloud Functions destination, which Eventarc addresses itself through the push
+        subscription it creates and manages): why there is no endpoint of the trigger's to judge.
+        ``None`` for a subscription, a trigger with an HTTP endpoint and an endpoint not known
+        yet."""
+        if not self.is_trigger or self.push_endpoint or "push_endpoint" in self.unknown:
+            return None
+        destination = TRIGGER_DESTINATIONS.get(self.trigger_destination or "")
+        if destination is None:
+            return "the trigger names no destination this rule can read"
+        if self.trigger_destination == "httpEndpoint":
+            return "the trigger's HTTP endpoint destination has no uri"
+        return (
+            f"Google manages the endpoint: Eventarc delivers to the trigger's {destination} "
+            "destination through a push subscription it creates and manages, so no URL of the "
+            "trigger's is there to check"
         )
 
     def has_push_auth_account(self) -> bool:

@@ -22,6 +22,22 @@ value computed from it (``"http://" + ...``) alike, so neither is presumed to be
 ``https://`` URL. The pack reports it as not verifiable at preview (an advisory, or a violation
 with ``unknownAtPreview: enforce``), and checks the real value when it is known, before
 ``pulumi up`` creates the subscription.
+
+Eventarc triggers (the pack, the preview and analyze): a trigger's HTTP endpoint destination
+(``destination.httpEndpoint.uri``) is where Eventarc's push subscription delivers, so it is held
+to the same scheme: ``https://``. Google allows ``http://`` there ("Only HTTP and HTTPS protocols
+are supported"; ``HttpEndpoint.uri`` in
+https://cloud.google.com/eventarc/docs/reference/rest/v1/projects.locations.triggers), and
+pushguard does not: events, and any token with them, would cross the network in cleartext
+(exempt a specific endpoint with ``exemptEndpointPrefixes``). The endpoint is not required to be
+public: Google documents it as an internal IP address or an internal DNS name of a service in a
+VPC network, reached through a network attachment
+(https://cloud.google.com/eventarc/standard/docs/vpc-endpoints/route-vpc-internal-endpoint-events),
+so only hosts no service in a network can be are refused (loopback, link-local, the metadata
+server: :func:`~pushguard.rules.endpoint.non_vpc_reason`). A trigger with a Cloud Run, GKE,
+Workflows or Cloud Functions destination has no endpoint of its own: Eventarc addresses it through
+the push subscription it creates and manages, so the rule lists it as not checked (Google manages
+the endpoint), never as passed.
 """
 
 from __future__ import annotations
@@ -33,15 +49,21 @@ from pushguard.rules.endpoint import (
     EndpointError,
     matches_exempt_prefix,
     non_public_reason,
+    non_vpc_reason,
     parse_endpoint,
 )
 from pushguard.rules.facts import SubscriptionFacts
 
 
 def check(facts: SubscriptionFacts) -> Iterator[Result]:
-    """Violation when the endpoint is not a well-formed, public ``https://`` URL."""
+    """Violation when the endpoint is not a well-formed, public ``https://`` URL (for an Eventarc
+    trigger: a well-formed ``https://`` URL a service in a VPC network can have)."""
     if "push_endpoint" in facts.unknown:
-        yield Result.unknown("the push endpoint is not known yet", "push_endpoint")
+        yield Result.unknown(f"the {facts.endpoint_noun()} is not known yet", "push_endpoint")
+        return
+    google = facts.google_managed_endpoint()
+    if google is not None:
+        yield Result.unknown(google, "push_endpoint")
         return
     if not facts.push_endpoint or any(
         matches_exempt_prefix(facts.push_endpoint, prefix)
@@ -51,23 +73,36 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
     try:
         endpoint = parse_endpoint(facts.push_endpoint)
     except EndpointError as error:
-        yield Result.violation(f"The push endpoint {error.reason}.", "push_endpoint")
+        yield Result.violation(f"The {facts.endpoint_noun()} {error.reason}.", "push_endpoint")
         return
     if endpoint.scheme != "https":
         yield Result.violation(
-            f"The push endpoint uses {endpoint.scheme}://; Pub/Sub push must use https://.",
+            _scheme_message(facts, endpoint.scheme),
             "push_endpoint",
             scheme=endpoint.scheme,
             host=endpoint.host,
         )
         return
-    reason = non_public_reason(endpoint)
+    if facts.is_trigger:
+        reason = non_vpc_reason(endpoint)
+        where = "cannot be a service in a VPC network"
+    else:
+        reason, where = non_public_reason(endpoint), "is not publicly reachable"
     if reason:
         yield Result.violation(
-            f"The push endpoint is not publicly reachable: {reason}.",
+            f"The {facts.endpoint_noun()} {where}: {reason}.",
             "push_endpoint",
             host=endpoint.host,
         )
+
+
+def _scheme_message(facts: SubscriptionFacts, scheme: str) -> str:
+    if facts.is_trigger:
+        return (
+            f"The trigger's HTTP endpoint uses {scheme}://, so Eventarc would deliver events in "
+            "cleartext; use https://."
+        )
+    return f"The push endpoint uses {scheme}://; Pub/Sub push must use https://."
 
 
 RULE = Rule(
@@ -77,7 +112,9 @@ RULE = Rule(
     severity="critical",
     remediation=(
         "Use an absolute https:// URL with a public host name and a CA-signed certificate, "
-        "without user@ credentials, for example the Cloud Run service's run.app URL."
+        "without user@ credentials, for example the Cloud Run service's run.app URL (for an "
+        "Eventarc trigger's HTTP endpoint: an https:// URL of the service in the VPC network)."
     ),
     check=check,
+    kinds=("subscription", "eventarc-trigger"),
 )

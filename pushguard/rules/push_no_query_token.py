@@ -5,6 +5,13 @@ stored in the subscription's configuration, readable by everyone with ``pubsub.s
 written to request logs at the endpoint and at every proxy, and never rotated. OIDC authentication
 replaces it (https://cloud.google.com/pubsub/docs/authenticate-push-subscriptions). Parameter names
 are compared case-insensitively, ignoring ``-`` and ``_``; the value is never repeated in a message.
+
+Eventarc triggers (the pack, the preview and analyze): the same holds for a trigger's HTTP
+endpoint destination (``destination.httpEndpoint.uri``,
+https://cloud.google.com/eventarc/docs/reference/rest/v1/projects.locations.triggers), a URL
+stored in the trigger's configuration and sent on every delivery. A trigger with another
+destination has no URL of its own, so there is nothing here to judge (``push-endpoint-https``
+lists it as not checked: Google manages its endpoint).
 """
 
 from __future__ import annotations
@@ -49,7 +56,7 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
     secret_names = [name for name in names if _normalise(name) in SECRET_PARAMETER_NAMES]
     if secret_names:
         yield Result.violation(
-            f"The push endpoint carries a shared secret in its query string "
+            f"The {facts.endpoint_noun()} carries a shared secret in its query string "
             f"(parameter {', '.join(secret_names)}); use OIDC authentication instead.",
             "push_endpoint",
             parameters=",".join(secret_names),
@@ -66,4 +73,5 @@ RULE = Rule(
         "push-auth service account and verify the token at the endpoint (pushguard.receiver)."
     ),
     check=check,
+    kinds=("subscription", "eventarc-trigger"),
 )

@@ -6,6 +6,22 @@ account from another project either fails at create time or, where it slips thro
 project mint tokens that another project's endpoints trust: a confused-deputy risk across team
 boundaries. The email must also be a service account's: a user or group email is not a push-auth
 service account.
+
+Eventarc triggers (the pack, the preview and analyze): a trigger's ``serviceAccount``
+"represents the identity of the trigger"; for Cloud Run destinations Eventarc generates the
+identity tokens it invokes the service with for that account
+(https://cloud.google.com/eventarc/docs/reference/rest/v1/projects.locations.triggers), the role
+the push-auth account has for a subscription. Google does not require it to be in the trigger's
+project: by default an account cannot be attached to a resource of another project, and the
+cross-project case needs the ``iam.disableCrossProjectServiceAccountUsage`` constraint lifted in
+the account's project and the token-creator role for the trigger project's Eventarc service agent
+on the account (https://cloud.google.com/eventarc/docs/use-cross-project-service-account).
+pushguard's rule holds a trigger to the same boundary as a subscription, whatever its destination:
+a trigger's account of another project is that project's identity acting for this one, the
+confused deputy the rule is about. An organisation that centralises its accounts in one project
+records each such trigger as an exception (policy config ``exceptions``, by URN or
+``projects/P/locations/L/triggers/T``) or lowers the rule's level. A trigger that names no
+account has none to compare.
 """
 
 from __future__ import annotations
@@ -30,7 +46,11 @@ def _account_project(facts: SubscriptionFacts) -> ProjectNames | str | None:
     if facts.push_auth_account_project:
         value = facts.push_auth_account_project
         return ProjectNames(number=value) if value.isdigit() else ProjectNames(id=value)
-    return "the push-auth service account is not known yet"
+    return f"the {facts.account_noun()} is not known yet"
+
+
+def _short(facts: SubscriptionFacts) -> str:
+    return "trigger's service account" if facts.is_trigger else "push-auth account"
 
 
 def _name(names: ProjectNames) -> str:
@@ -46,17 +66,17 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
     if not facts.has_push_auth_account():
         if "push_auth_account" in facts.unknown:
             yield Result.unknown(
-                "the push-auth service account is not known yet", "push_auth_account"
+                f"the {facts.account_noun()} is not known yet", "push_auth_account"
             )
-        return  # push-auth-oidc reports a missing account
+        return  # push-auth-oidc reports a missing account (a trigger may name none)
     account = _account_project(facts)
     if isinstance(account, str):
         yield Result.unknown(account, "push_auth_account")
         return
     if account is None:
         yield Result.violation(
-            f"{facts.push_auth_account} is not a service account email; the push-auth account "
-            "must be a service account in the subscription's project.",
+            f"{facts.push_auth_account} is not a service account email; the {_short(facts)} "
+            f"must be a service account in the {facts.noun()}'s project.",
             "push_auth_account",
             push_auth_account=facts.push_auth_account or "",
         )
@@ -66,7 +86,7 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
     if same is None:
         kind = "ID" if account.id else "number"
         yield Result.unknown(
-            f"the subscription's project {kind} is not known, so the push-auth account's project "
+            f"the {facts.noun()}'s project {kind} is not known, so the {_short(facts)}'s project "
             f"({_name(account)}) cannot be compared",
             "push_auth_account",
         )
@@ -77,8 +97,8 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
             (account.id, ours.id) if account.id and ours.id else (account.number, ours.number)
         )
         yield Result.violation(
-            f"The push-auth service account{who} belongs to project {theirs}, not to the "
-            f"subscription's project {mine}.",
+            f"The {facts.account_noun()}{who} belongs to project {theirs}, not to the "
+            f"{facts.noun()}'s project {mine}.",
             "push_auth_account",
             push_auth_account=facts.push_auth_account or "",
             account_project=theirs or "",
@@ -93,7 +113,9 @@ RULE = Rule(
     severity="high",
     remediation=(
         "Create the push-auth service account in the subscription's project (pushguard's "
-        "PushSubscription does) and use its email in pushConfig.oidcToken.serviceAccountEmail."
+        "PushSubscription does) and use its email in pushConfig.oidcToken.serviceAccountEmail "
+        "(for an Eventarc trigger: an account of the trigger's project in serviceAccount)."
     ),
     check=check,
+    kinds=("subscription", "eventarc-trigger"),
 )

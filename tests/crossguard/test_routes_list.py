@@ -13,6 +13,7 @@ from pushguard.crossguard.resources import SUBSCRIPTION_TYPE, WireResource
 from pushguard.crossguard.routes import (
     MAPPED_SUBSCRIPTION_TYPES,
     SUBSCRIPTION_TYPES,
+    TRIGGER_TYPES,
     canonical,
     canonical_stack,
     routes_markdown,
@@ -37,7 +38,9 @@ def test_the_policy_pack_page_lists_every_known_subscription_type() -> None:
     assert routes_markdown() in page, "run `python -m pushguard.crossguard.routes`"
 
 
-@pytest.mark.parametrize("known", [t for t in SUBSCRIPTION_TYPES if t.mapped], ids=str)
+@pytest.mark.parametrize(
+    "known", [t for t in SUBSCRIPTION_TYPES if t.mapped and t.kind == "subscription"], ids=str
+)
 def test_every_mapped_type_reads_as_a_subscription(known) -> None:
     props = {"pushConfig": PUSH, "project": "p", "spec": {"pushConfig": PUSH}}
     [sub] = canonical(wire(known.type, props))
@@ -48,7 +51,9 @@ def test_every_mapped_type_reads_as_a_subscription(known) -> None:
 
 def test_an_unmapped_type_is_never_a_resource_half_type() -> None:
     for known in SUBSCRIPTION_TYPES:
-        assert (known.type in MAPPED_SUBSCRIPTION_TYPES) is known.mapped
+        subscription = known.mapped and known.kind == "subscription"
+        assert (known.type in MAPPED_SUBSCRIPTION_TYPES) is subscription
+        assert (known.type in TRIGGER_TYPES) is (known.mapped and known.kind == "eventarc-trigger")
         assert known.why
 
 

@@ -128,3 +128,17 @@ def test_an_unknown_target_or_its_uncollected_grants_leave_the_target_rules_unde
 def test_pull_subscription_has_no_findings() -> None:
     facts = SubscriptionFacts(resource="s", push_endpoint=None, exactly_once_delivery=True)
     assert evaluate(facts) == []
+
+
+def test_only_the_rules_that_judge_triggers_say_anything_of_one() -> None:
+    """An Eventarc trigger's facts lack everything of the subscription Eventarc manages (no
+    audience, no OIDC setting, no grants): a rule that does not judge triggers must neither
+    fail it nor call it undecided."""
+    from tests.rules.cases._build import TRIGGER_FACTS
+
+    foreign = {**TRIGGER_FACTS, "push_endpoint": "http://10.0.0.5/push"}
+    foreign["push_auth_account"] = "events@acme-shared.iam.gserviceaccount.com"
+    found = evaluate(SubscriptionFacts(**foreign))
+    assert {f.rule_id for f in found} == {"push-endpoint-https", "push-sa-same-project"}
+    assert all(f.is_violation for f in found)
+    assert evaluate(SubscriptionFacts(**TRIGGER_FACTS)) == []

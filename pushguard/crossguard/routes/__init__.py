@@ -11,6 +11,11 @@ Routes (each adapter's docstring cites the schema it maps):
 - ``terraform``: the Terraform ``google``/``google-beta`` providers bridged with
   ``pulumi package add terraform-provider`` (:mod:`.terraform`).
 
+Eventarc triggers (:mod:`.eventarc`) create a push subscription too, one Eventarc creates and
+manages: each route's trigger maps into pulumi-gcp's ``gcp:eventarc/trigger:Trigger``, from which
+:mod:`pushguard.crossguard.triggers` reads what the trigger sets (its HTTP endpoint, its service
+account) for the rules that judge triggers (:attr:`SubscriptionType.kind`).
+
 :data:`SUBSCRIPTION_TYPES` lists every type known to create a Pub/Sub subscription, with whether
 it is mapped and why; a resource of a known unmapped type (:func:`unmapped`) is named in the
 report as not checked by every policy, never passed quietly.
@@ -22,8 +27,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from pushguard.crossguard.resources import SUBSCRIPTION_TYPE, WireResource
-from pushguard.crossguard.routes import kcc, native, terraform
+from pushguard.crossguard.routes import eventarc, kcc, native, terraform
 from pushguard.crossguard.routes.names import bridged
+from pushguard.rules.facts import EVENTARC_TRIGGER, FactsKind
 
 
 @dataclass(frozen=True)
@@ -37,9 +43,12 @@ class SubscriptionType:
     why: str
     managed_by_google: bool = False
     """The push subscription is created and managed by Google (Eventarc): its push config is not
-    the resource's to set, so it stays "not checked" without failing the run. Otherwise an
-    unmapped type's push config is the program's, unread: the run cannot pass
+    the resource's to set, so what of it is Google's stays "not checked" without failing the run.
+    Otherwise an unmapped type's push config is the program's, unread: the run cannot pass
     (:func:`uncheckable`)."""
+    kind: FactsKind = "subscription"
+    """What the pack reads a mapped type as: a subscription, or an Eventarc trigger (whose own
+    settings only some rules judge, :attr:`~pushguard.rules.base.Rule.kinds`)."""
 
 
 _TF_WHY = (
@@ -76,27 +85,33 @@ SUBSCRIPTION_TYPES: tuple[SubscriptionType, ...] = (
         False,
         "the deprecated Pub/Sub v1beta2 API; its schema is not mapped (use pubsub/v1)",
     ),
-    SubscriptionType(
-        "gcp:eventarc/trigger:Trigger",
-        "gcp",
-        False,
-        "Eventarc creates and manages the trigger's push subscription itself; its endpoint and "
-        "push authentication are not the trigger's properties",
-        managed_by_google=True,
-    ),
-    SubscriptionType(
-        "google-native:eventarc/v1:Trigger",
-        "google-native",
-        False,
-        "Eventarc creates and manages the trigger's push subscription itself",
-        managed_by_google=True,
-    ),
-    SubscriptionType(
-        "kubernetes:eventarc.cnrm.cloud.google.com/v1beta1:EventarcTrigger",
-        "config-connector",
-        False,
-        "Eventarc creates and manages the trigger's push subscription itself",
-        managed_by_google=True,
+    *(
+        SubscriptionType(
+            token,
+            route,
+            True,
+            f"Eventarc creates and manages the trigger's push subscription; {why}",
+            managed_by_google=True,
+            kind=EVENTARC_TRIGGER,
+        )
+        for token, route, why in (
+            (
+                eventarc.TRIGGER,
+                "gcp",
+                "`destination.httpEndpoint.uri` and `serviceAccount` are the trigger's",
+            ),
+            (
+                eventarc.NATIVE_TRIGGER,
+                "google-native",
+                "the REST fields `destination.httpEndpoint.uri` and `serviceAccount`",
+            ),
+            (
+                eventarc.KCC_TRIGGER,
+                "config-connector",
+                "`spec.destination.httpEndpoint.uri`; the account from `spec.serviceAccountRef`, "
+                "the project from `spec.projectRef`",
+            ),
+        )
     ),
 )
 """Every resource type known to create a Pub/Sub subscription. Pub/Sub Lite subscriptions
@@ -107,9 +122,14 @@ properties are a command line."""
 _BY_TYPE = {t.type: t for t in SUBSCRIPTION_TYPES}
 
 MAPPED_SUBSCRIPTION_TYPES: frozenset[str] = frozenset(
-    t.type for t in SUBSCRIPTION_TYPES if t.mapped
+    t.type for t in SUBSCRIPTION_TYPES if t.mapped and t.kind == "subscription"
 )
 """The types the pack checks as subscriptions (the resource halves' types)."""
+
+TRIGGER_TYPES: frozenset[str] = frozenset(
+    t.type for t in SUBSCRIPTION_TYPES if t.mapped and t.kind == EVENTARC_TRIGGER
+)
+"""The Eventarc trigger types the pack reads (:mod:`.eventarc`), for the rules that judge them."""
 
 UNCHECKABLE_TYPES: frozenset[str] = frozenset(
     t.type for t in SUBSCRIPTION_TYPES if not t.mapped and not t.managed_by_google
@@ -204,6 +224,8 @@ def canonical(resource: WireResource, index: kcc.KccIndex | None = None) -> list
     Raises:
         WireShapeError: a property has a shape the provider would reject.
     """
+    if resource.type in eventarc.TYPES:
+        return [eventarc.to_gcp(resource, index)]
     route = route_of(resource.type)
     if route == "google-native":
         return [native.to_gcp(resource)]
@@ -276,6 +298,8 @@ _PROJECT_FROM = {
 
 
 def _checked(known: SubscriptionType) -> str:
+    if known.kind == EVENTARC_TRIGGER:
+        return "partly: its HTTP endpoint and service account (see Eventarc triggers)"
     if known.mapped:
         return "yes"
     if known.managed_by_google:

@@ -223,3 +223,44 @@ def dlq_grants() -> tuple[AnalyzerResource, ...]:
             property_dependencies={"subscription": (SUB_URN,)},
         ),
     )
+
+
+EVENTARC_TRIGGER = "gcp:eventarc/trigger:Trigger"
+TRIGGER_FACTS: dict[str, Any] = {
+    "resource": "projects/acme-orders/locations/europe-west1/triggers/orders",
+    "project_id": "acme-orders",
+    "project_number": "123456789012",
+    "kind": "eventarc-trigger",
+    "trigger_destination": "httpEndpoint",
+    "push_endpoint": "https://orders.acme.internal/events",
+    "push_auth_account": PUSH_SA,
+    "audience": None,
+}
+"""The facts of a compliant Eventarc trigger with an HTTP endpoint destination in the VPC
+network; a case overrides some of them (see :func:`trigger_fact`)."""
+
+
+def trigger_fact(
+    rule: str, expect: str, name: str, *, message: tuple[str, ...] = (), **facts: Any
+) -> FactCase:
+    """A fact case about an Eventarc trigger (:data:`TRIGGER_FACTS` with ``facts``)."""
+    return FactCase(rule, expect, f"eventarc: {name}", {**TRIGGER_FACTS, **facts}, message)
+
+
+def eventarc_trigger(
+    name: str = "orders",
+    destination: dict[str, Any] | None = None,
+    account: Any = PUSH_SA,
+) -> AnalyzerResource:
+    """A raw pulumi-gcp ``gcp.eventarc.Trigger`` (an HTTP endpoint destination in the VPC network
+    and an account of its project unless overridden)."""
+    props: dict[str, Any] = {
+        "name": name,
+        "location": "europe-west1",
+        "matchingCriterias": [
+            {"attribute": "type", "value": "google.cloud.pubsub.topic.v1.messagePublished"}
+        ],
+        "destination": destination or {"httpEndpoint": {"uri": "https://10.0.0.5/events"}},
+        "serviceAccount": account,
+    }
+    return resource(EVENTARC_TRIGGER, name, {k: v for k, v in props.items() if v is not None})

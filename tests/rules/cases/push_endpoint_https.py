@@ -8,7 +8,15 @@
 from __future__ import annotations
 
 from tests.crossguard.wire import push_config, run_service, subscription
-from tests.rules.cases._build import FactCase, WireCase, cloud_run_sub, fact, wire
+from tests.rules.cases._build import (
+    FactCase,
+    WireCase,
+    cloud_run_sub,
+    eventarc_trigger,
+    fact,
+    trigger_fact,
+    wire,
+)
 
 RULE_ID = "push-endpoint-https"
 
@@ -87,6 +95,43 @@ FACT_CASES: list[FactCase] = [
     fact(RULE_ID, "fail", "port 0", push_endpoint="https://hooks.example.com:0/push"),
     fact(RULE_ID, "fail", "octal-ish host", push_endpoint="https://0x7f.1/"),
     fact(RULE_ID, "fail", "ftp", push_endpoint="ftp://events.example.com/"),
+    trigger_fact(RULE_ID, "pass", "https internal name"),
+    trigger_fact(RULE_ID, "pass", "https private address", push_endpoint="https://10.0.0.5/e"),
+    trigger_fact(
+        RULE_ID,
+        "pass",
+        "cloud run destination: google manages the endpoint",
+        push_endpoint=None,
+        trigger_destination="cloudRunService",
+    ),
+    trigger_fact(
+        RULE_ID,
+        "fail",
+        "http endpoint",
+        push_endpoint="http://10.0.0.5/push",
+        message=("trigger's HTTP endpoint uses http://", "cleartext"),
+    ),
+    trigger_fact(
+        RULE_ID,
+        "fail",
+        "metadata server",
+        push_endpoint="https://metadata.google.internal/computeMetadata/v1/",
+        message=("cannot be a service in a VPC network", "metadata server"),
+    ),
+    trigger_fact(
+        RULE_ID,
+        "fail",
+        "link-local address",
+        push_endpoint="https://169.254.169.254/",
+        message=("loopback, link-local or unspecified",),
+    ),
+    trigger_fact(
+        RULE_ID,
+        "fail",
+        "userinfo",
+        push_endpoint="https://10.0.0.5@evil.example/",
+        message=("userinfo",),
+    ),
 ]
 
 WIRE_CASES: list[WireCase] = [
@@ -145,5 +190,13 @@ WIRE_CASES: list[WireCase] = [
         "fail",
         "nested list form",
         subscription(pushConfig=[push_config("http://x.example.com/")]),
+    ),
+    wire(RULE_ID, "pass", "eventarc trigger to a private https endpoint", eventarc_trigger()),
+    wire(
+        RULE_ID,
+        "fail",
+        "eventarc trigger to an http endpoint",
+        eventarc_trigger(destination={"httpEndpoint": {"uri": "http://10.0.0.5/push"}}),
+        message=("trigger's HTTP endpoint uses http://",),
     ),
 ]

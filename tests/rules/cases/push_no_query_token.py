@@ -8,7 +8,14 @@
 from __future__ import annotations
 
 from tests.crossguard.wire import RUN_URL, push_config, subscription
-from tests.rules.cases._build import FactCase, WireCase, fact, wire
+from tests.rules.cases._build import (
+    FactCase,
+    WireCase,
+    eventarc_trigger,
+    fact,
+    trigger_fact,
+    wire,
+)
 
 RULE_ID = "push-no-query-token"
 
@@ -23,6 +30,14 @@ FACT_CASES: list[FactCase] = [
         "fail",
         "token beside userinfo (a malformed endpoint)",
         push_endpoint="https://user:pw@orders.example.com/p?token=X",
+    ),
+    trigger_fact(RULE_ID, "pass", "no query"),
+    trigger_fact(
+        RULE_ID,
+        "fail",
+        "token",
+        push_endpoint="https://10.0.0.5/e?token=s3cr3t",
+        message=("trigger's HTTP endpoint carries a shared secret",),
     ),
 ]
 
@@ -44,5 +59,12 @@ WIRE_CASES: list[WireCase] = [
         "fail",
         "api_key parameter",
         subscription(pushConfig=push_config(RUN_URL + "?API-Key=x")),
+    ),
+    wire(RULE_ID, "pass", "eventarc trigger without a query", eventarc_trigger()),
+    wire(
+        RULE_ID,
+        "fail",
+        "eventarc trigger with a token parameter",
+        eventarc_trigger(destination={"httpEndpoint": {"uri": "https://10.0.0.5/e?token=s3cr3t"}}),
     ),
 ]

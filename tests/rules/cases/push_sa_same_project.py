@@ -8,7 +8,15 @@
 from __future__ import annotations
 
 from tests.crossguard.wire import PROJECT, PUSH_SA, account, push_config, subscription
-from tests.rules.cases._build import FactCase, WireCase, fact, unknown_account_sub, wire
+from tests.rules.cases._build import (
+    FactCase,
+    WireCase,
+    eventarc_trigger,
+    fact,
+    trigger_fact,
+    unknown_account_sub,
+    wire,
+)
 
 RULE_ID = "push-sa-same-project"
 
@@ -54,6 +62,17 @@ FACT_CASES: list[FactCase] = [
         "lookalike domain",
         push_auth_account="x@acme-orders.iam.gserviceaccount.com.evil.example",
     ),
+    trigger_fact(RULE_ID, "pass", "same project"),
+    trigger_fact(RULE_ID, "pass", "no account named", push_auth_account=None),
+    trigger_fact(
+        RULE_ID,
+        "fail",
+        "cloud run destination, account of another project",
+        push_endpoint=None,
+        trigger_destination="cloudRunService",
+        push_auth_account="events@acme-shared.iam.gserviceaccount.com",
+        message=("trigger's service account", "not to the trigger's project acme-orders"),
+    ),
 ]
 
 WIRE_CASES: list[WireCase] = [
@@ -92,5 +111,16 @@ WIRE_CASES: list[WireCase] = [
         "fail",
         "user email",
         subscription(pushConfig=push_config(account="dev@example.com")),
+    ),
+    wire(RULE_ID, "pass", "eventarc trigger with an account of its project", eventarc_trigger()),
+    wire(
+        RULE_ID,
+        "fail",
+        "eventarc trigger to cloud run with an account of another project",
+        eventarc_trigger(
+            destination={"cloudRunService": {"service": "orders", "region": "europe-west1"}},
+            account="events@acme-shared.iam.gserviceaccount.com",
+        ),
+        message=("trigger's service account",),
     ),
 ]
