@@ -1,6 +1,8 @@
 """One scenario per route to a push subscription (issue 25), shared by the preview, protocol and
 analyze tests: the same stack written with Google Cloud Native, Config Connector through
-pulumi-kubernetes, and the bridged Terraform ``google``/``google-beta`` providers.
+pulumi-kubernetes, the bridged Terraform ``google``/``google-beta`` providers, and Deployment
+Manager deployments (issue 34: one per subscription, the subscription in the deployment's
+``target.config.content``, its findings placed on the deployment's URN).
 
 Each program declares, in its route's own resources:
 
@@ -135,7 +137,50 @@ sub("unplaced", RUN, SA, namespace="elsewhere")
 """
 )
 
+DM_CONFIG = """resources:
+- name: %(name)s
+  type: %(kind)s
+  properties:
+    %(id)s
+    topic: projects/acme-web/topics/orders
+    pushConfig:
+      pushEndpoint: %(endpoint)s
+      oidcToken:
+        serviceAccountEmail: %(account)s
+        audience: orders
+"""
+"""A Deployment Manager configuration declaring one push subscription (the Pub/Sub REST fields)."""
+
+DEPLOYMENT_MANAGER = (
+    _HEAD
+    + f"""
+DM_CONFIG = {DM_CONFIG!r}
+R("gcp:serviceaccount/iAMMember:IAMMember", "dm-agent-token", {{
+    "serviceAccountId": "projects/{PROJECT}/serviceAccounts/" + SA, "role": {TOKEN_CREATOR!r},
+    "member": AGENT}})
+R("gcp:cloudrunv2/serviceIamMember:ServiceIamMember", "dm-invoker", {{
+    "name": "orders", "location": "europe-west1", "role": "roles/run.invoker",
+    "member": "serviceAccount:" + SA}})
+def deployment(name, endpoint, account, kind="pubsub.v1.subscription", project=None):
+    ident = "subscription: " + name
+    if kind.startswith("gcp-types/"):  # the type provider's spelling, the project in its name
+        ident = "name: projects/" + (project or {PROJECT!r}) + "/subscriptions/" + name
+    content = DM_CONFIG % dict(name=name, kind=kind, id=ident, endpoint=endpoint,
+                               account=account)
+    props = {{"name": "dm-" + name, "target": {{"config": {{"content": content}}}}}}
+    if project:
+        props["project"] = project
+    R("gcp:deploymentmanager/deployment:Deployment", name, props)
+deployment("ok", RUN, SA)
+deployment("http", "http://hooks.example.com/push", SA)
+deployment("elsewhere", RUN, OTHER_SA, kind="gcp-types/pubsub-v1:projects.subscriptions")
+deployment("perimeter", CUSTOM, VAULT_SA, project="acme-vault")
+deployment("ungranted", RUN, UNGRANTED_SA)
+"""
+)
+
 _KCC_SUB = "kubernetes:pubsub.cnrm.cloud.google.com/v1beta1:PubSubSubscription"
+_DM = "gcp:deploymentmanager/deployment:Deployment"
 ROUTES: dict[str, tuple[str, dict[str, str], dict[str, str]]] = {
     "google-native": (
         NATIVE,
@@ -157,6 +202,11 @@ ROUTES: dict[str, tuple[str, dict[str, str], dict[str, str]]] = {
         KCC,
         {},
         {n: _KCC_SUB for n in (*MANDATORY, "ok", "ungranted", "unplaced")},
+    ),
+    "deployment-manager": (
+        DEPLOYMENT_MANAGER,
+        {"gcp:project": PROJECT},
+        {n: _DM for n in (*MANDATORY, "ok", "ungranted")},
     ),
 }
 """Route -> (program, stack config, subscription name -> its type token)."""

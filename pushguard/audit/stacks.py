@@ -1,5 +1,6 @@
 """``--stacks``: Pulumi stack states read on the Spark executors, one small row per subscription
-resource a state manages (:data:`STACK_RECORDS_DDL`).
+resource a state manages (:data:`STACK_RECORDS_DDL`; a Deployment Manager deployment gives one
+per subscription its configuration declares).
 
 The state inputs are those ``pushguard analyze`` reads (:func:`pushguard.state.files.
 find_state_files`: ``pulumi stack export`` files, folders of them, self-managed backend folders
@@ -34,7 +35,8 @@ from pushguard.state.files import NotStateError, StateFileError, find_state_file
 from pushguard.state.subscriptions import (
     PATH,
     STATE_SUBSCRIPTION_TYPES,
-    recorded_subscription,
+    RecordedSubscription,
+    recorded_subscriptions,
 )
 from pushguard.state.urn import STACK_TYPE, parse_urn
 
@@ -44,13 +46,15 @@ STACK_RECORDS_DDL = (
     "write_metadata boolean, attributes array<string>, not_checked array<string>, "
     "secret array<string>, problem string, problem_kind string"
 )
-"""One row per subscription resource of a state (``problem`` null), or one row per state file
+"""One row per subscription resource of a state (``problem`` null; per subscription of a
+Deployment Manager deployment, its ``urn`` the deployment's followed by ``#RESOURCE``, and one
+more without a path when part of its configuration cannot be read), or one row per state file
 that could not be read (``problem``: the cause; ``problem_kind``: ``error``, or ``skipped`` for a
 file found in a folder that is not Pulumi state). ``path`` is ``projects/P/subscriptions/S``
 (null when the state does not say it: such a record is counted, never matched); ``stack`` is the
 fully qualified name (``organization/project/stack``; ``project/stack`` for a ``pulumi stack
 export`` file, which does not name its organisation); the push settings are those
-:func:`pushguard.state.subscriptions.recorded_subscription` reads; ``not_checked`` the settings
+:func:`pushguard.state.subscriptions.recorded_subscriptions` reads; ``not_checked`` the settings
 held encrypted (or unknown) and ``secret`` those read from a ``--show-secrets`` plaintext."""
 
 MAX_LISTED_PROBLEMS = 10
@@ -169,32 +173,10 @@ def records_of_file(file: str, named: bool) -> Iterator[tuple[Any, ...]]:
         for resource in resources:
             if not _manages(resource):
                 continue
-            recorded = recorded_subscription(
+            for recorded in recorded_subscriptions(
                 resource["type"], resource.get("id") or "", resource.get("outputs")
-            )
-            if recorded is None:
-                continue
-            settings = recorded.settings
-            match = PATH.match(recorded.path or "")
-            rows.append(
-                (
-                    recorded.path,
-                    match.group(1) if match else None,
-                    stack,
-                    resource["urn"],
-                    file,
-                    settings.get("push_endpoint"),
-                    settings.get("push_auth_account"),
-                    settings.get("audience"),
-                    bool(settings.get("no_wrapper")),
-                    settings.get("write_metadata"),
-                    list(settings.get("attributes") or ()),
-                    list(recorded.not_checked),
-                    list(recorded.secret),
-                    None,
-                    None,
-                )
-            )
+            ):
+                rows.append(_row(recorded, stack, resource["urn"], file))
     except NotStateError as error:
         yield _problem(file, error.message, "error" if named else "skipped")
         return
@@ -205,6 +187,30 @@ def records_of_file(file: str, named: bool) -> Iterator[tuple[Any, ...]]:
         yield _problem(file, f"cannot be read: {type(error).__name__}: {error}")
         return
     yield from rows
+
+
+def _row(recorded: RecordedSubscription, stack: str, urn: str, file: str) -> tuple[Any, ...]:
+    """One record as a row of :data:`STACK_RECORDS_DDL`; a subscription of a Deployment
+    Manager deployment under the deployment's URN followed by ``#`` and its resource name."""
+    settings = recorded.settings
+    match = PATH.match(recorded.path or "")
+    return (
+        recorded.path,
+        match.group(1) if match else None,
+        stack,
+        f"{urn}#{recorded.part}" if recorded.part else urn,
+        file,
+        settings.get("push_endpoint"),
+        settings.get("push_auth_account"),
+        settings.get("audience"),
+        bool(settings.get("no_wrapper")),
+        settings.get("write_metadata"),
+        list(settings.get("attributes") or ()),
+        list(recorded.not_checked),
+        list(recorded.secret),
+        None,
+        None,
+    )
 
 
 def read_records(

@@ -50,6 +50,7 @@ from pushguard.crossguard.routes import (
     TRIGGER_TYPES,
     UNCHECKABLE_TYPES,
     SubscriptionType,
+    cannot_check,
     canonical,
     canonical_stack,
     unmapped,
@@ -114,7 +115,8 @@ def _finding(
     reason = cause(result.field, result.evidence)
     identity = finding_id(sub.urn, policy, f"{kind}:{reason}" if kind else reason)
     path = trigger_path if resolution.facts.is_trigger else subscription_path
-    excepted = settings.exception_for(sub.urn, path(sub, resolution))
+    place = sub.reported_on or ""  # a deployment's URN names each subscription it declares
+    excepted = settings.exception_for(sub.urn, place, path(sub, resolution))
     active = excepted is not None and excepted.active
     report(encode(text, identity, excepted), urn, excepted=active)
 
@@ -192,7 +194,7 @@ def _not_checked(policy: str, sub: WireResource, result: Result, cause: str = ""
     enable = f"; {hint}" if hint else ""
     because = f" ({cause})" if cause else ""
     reason = scrub(f"{sub.name}: not checked: {result.message}{because}{enable}")
-    notes.not_checked.append(NotChecked(policy, sub.urn, reason))
+    notes.not_checked.append(NotChecked(policy, sub.report_urn, reason))
 
 
 GRANT_RULES = frozenset(
@@ -216,7 +218,7 @@ def _grants_not_read(policy: str, sub: WireResource, unread: list[str]) -> None:
         f"{sub.name}: not checked: the stack grants roles through {', '.join(unread)}, which "
         "pushguard does not map, so the grants this rule looks for are not all known"
     )
-    notes.not_checked.append(NotChecked(policy, sub.urn, reason))
+    notes.not_checked.append(NotChecked(policy, sub.report_urn, reason))
 
 
 def _not_mapped(policy: str, resource: WireResource, known: SubscriptionType) -> None:
@@ -323,16 +325,33 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
         except PackConfigError as error:
             report(f"{error}. Fix policy-config.json; until then this policy cannot check.")
             return
+        resource = WireResource.from_args(args)
         try:
-            [sub] = canonical(WireResource.from_args(args))
-            resolution = (trigger_facts if trigger else subscription_facts)(sub, settings)
+            subs = canonical(resource)
         except WireShapeError as error:
             what = "Eventarc trigger" if trigger else "subscription"
             report(f"Cannot read {what} {args.name!r}: {error}.")
             return
+        why = cannot_check(resource)
+        if why:
+            report(f"{args.name}: cannot be checked: {why}; a gate cannot pass what it cannot read")
+        for sub in subs:
+            self._check_resource(sub, settings, report, trigger=trigger)
+
+    def _check_resource(
+        self, sub: WireResource, settings: PackSettings, report: _Report, *, trigger: bool
+    ) -> None:
+        """The rule on one subscription's (or Eventarc trigger's) own properties (a resource
+        policy's)."""
+        what = "Eventarc trigger" if trigger else "subscription"
+        try:
+            resolution = (trigger_facts if trigger else subscription_facts)(sub, settings)
+        except WireShapeError as error:
+            report(f"Cannot read {what} {sub.name!r}: {error}.")
+            return
         for result in self.rule.check(resolution.facts):
             if result.status is Status.VIOLATION:
-                text = f"{args.name}: {result.message}"
+                text = f"{sub.name}: {result.message}"
                 _finding(
                     report,
                     text,
@@ -350,9 +369,9 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
             _not_mapped(self.name, resource, known)
         for sub, problem in analysis.unreadable:
             if sub.type != TRIGGER:
-                report(f"Cannot read subscription {sub.name!r}: {problem}.", sub.urn)
+                report(f"Cannot read subscription {sub.name!r}: {problem}.", sub.report_urn)
             elif EVENTARC_TRIGGER in self.rule.kinds:
-                report(f"Cannot read Eventarc trigger {sub.name!r}: {problem}.", sub.urn)
+                report(f"Cannot read Eventarc trigger {sub.name!r}: {problem}.", sub.report_urn)
 
     def _validate_stack(self, args: StackValidationArgs, report: _Report) -> None:
         try:
@@ -382,7 +401,7 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
                         settings=settings,
                         sub=sub,
                         resolution=full,
-                        urn=sub.urn,
+                        urn=sub.report_urn,
                     )
                 elif _undecided_at_preview(full, result.field):
                     why = f"{result.message} ({_why(full, result.field)})"
@@ -402,7 +421,7 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
                     settings=settings,
                     sub=sub,
                     resolution=full,
-                    urn=sub.urn,
+                    urn=sub.report_urn,
                     kind="unverified",
                 )
             return
@@ -410,7 +429,7 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
         notes = current_scope().notes
         if notes is not None:
             notes.unverified += [
-                Unverified(self.name, sub.urn, scrub(f"{sub.name}: {why}. {later}"))
+                Unverified(self.name, sub.report_urn, scrub(f"{sub.name}: {why}. {later}"))
                 for sub, _, _, why in unverified
             ]
         details = "; ".join(f"{sub.name}: {why}" for sub, _, _, why in unverified)

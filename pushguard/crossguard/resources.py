@@ -52,6 +52,16 @@ class WireResource:
     """Set by a route adapter when the resource's placement chooses its project (a Config
     Connector object in a namespace the program or its provider named): the policy config's
     ``defaultProject`` (for a resource that chooses none) does not stand in for it."""
+    reported_on: str | None = None
+    """Set by a route adapter whose resource is declared inside another (a subscription in a
+    Deployment Manager deployment's configuration, whose :attr:`urn` is the deployment's with
+    ``#NAME``): the URN of the stack's resource its findings are placed on."""
+
+    @property
+    def report_urn(self) -> str:
+        """Where findings about this resource are placed: :attr:`reported_on`, else
+        :attr:`urn`."""
+        return self.reported_on or self.urn
 
     @classmethod
     def from_args(cls, args: ResourceValidationArgs) -> WireResource:

@@ -66,7 +66,8 @@ PACK_DESCRIPTION = (
     "Safe Google Cloud Pub/Sub push subscriptions: HTTPS endpoints, same-project push-auth "
     "service accounts, VPC Service Controls default URLs, IAM for push and dead-lettering. "
     "Checks subscriptions made with pulumi-gcp, Google Cloud Native, Config Connector "
-    "(pulumi-kubernetes) and the bridged Terraform google/google-beta providers."
+    "(pulumi-kubernetes), the bridged Terraform google/google-beta providers and Deployment "
+    "Manager deployments."
 )
 PACK_VERSION = __version__
 """Reported in messages; ``PulumiPolicy.yaml`` carries the same version (a test checks)."""

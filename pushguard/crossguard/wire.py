@@ -29,6 +29,8 @@ from pulumi_policy.proxy import (
     UNKNOWN_STRING_VALUE,
 )
 
+from pushguard.state.deployment_manager import ConfigError, parse_config
+
 UNKNOWN_SENTINELS: Final = frozenset(
     {
         UNKNOWN_STRING_VALUE,
@@ -181,7 +183,9 @@ def get_str_list(props: Mapping[str, Any], path: str) -> tuple[str | Unknown, ..
 
 def secret_strings(wire: Any) -> Iterator[str]:
     """Every string inside a secret envelope of a wire-form value (a ``Struct`` as a dict), for
-    scrubbing messages. Non-secret values are not returned."""
+    scrubbing messages. Non-secret values are not returned. A secret string that is a YAML (or
+    JSON) mapping, a Deployment Manager configuration held as a secret for one, gives its
+    strings too: the pack reads values out of it, and each is as secret as the whole."""
     if isinstance(wire, Mapping):
         if wire.get(SIG_KEY) == SECRET_SIG:
             yield from _strings(wire.get("value"))
@@ -193,12 +197,18 @@ def secret_strings(wire: Any) -> Iterator[str]:
             yield from secret_strings(item)
 
 
-def _strings(value: Any) -> Iterator[str]:
+def _strings(value: Any, nested: bool = False) -> Iterator[str]:
     if isinstance(value, str):
         yield value
+        if not nested and ":" in value:
+            try:
+                document = parse_config(value)
+            except ConfigError:
+                return
+            yield from _strings(document, nested=True)
     elif isinstance(value, Mapping):
         for item in value.values():
-            yield from _strings(item)
+            yield from _strings(item, nested)
     elif isinstance(value, list):
         for item in value:
-            yield from _strings(item)
+            yield from _strings(item, nested)

@@ -21,7 +21,14 @@ import them:
   ``spec.projectRef.external``, else the object's ``cnrm.cloud.google.com/project-id``
   annotation, else its ``metadata.namespace`` (Config Connector's default when the namespace
   carries no annotation, https://cloud.google.com/config-connector/docs/how-to/organizing-resources/project-scoped-resources).
-  A namespace's own annotation is another resource's; it is not followed here.
+  A namespace's own annotation is another resource's; it is not followed here;
+- a Deployment Manager deployment (:data:`DM_DEPLOYMENTS`): each ``pubsub.v1.subscription`` or
+  ``gcp-types/pubsub-v1:projects.subscriptions`` of its ``target.config.content``
+  (:mod:`pushguard.state.deployment_manager`), the path from its ``name``
+  (``projects/P/subscriptions/S``) else its ``subscription`` in the deployment's ``project``, the
+  push config its ``pushConfig``; what the configuration does not say (a template's resources, a
+  ``$(ref...)``, a configuration that stays encrypted) is a record without a path or a push
+  config not checked, never a guess.
 
 Plain Python over the state's JSON (:mod:`pushguard.state.document` for secrets).
 """
@@ -30,10 +37,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from pushguard.rules.managed import RECORDED_SETTINGS
+from pushguard.state.deployment_manager import (
+    SUBSCRIPTION_KINDS,
+    ConfigError,
+    imports_of,
+    is_template,
+    parse_config,
+)
 from pushguard.state.document import (
     ENCRYPTED,
     OUTPUT_VALUE_SIG,
@@ -55,12 +69,30 @@ TERRAFORM_SUBSCRIPTIONS: Final = tuple(
     f"{package}:index/pubsubSubscription:PubsubSubscription" for package in TERRAFORM_PACKAGES
 )
 """The bridged Terraform providers' subscription (``google_pubsub_subscription``)."""
+DM_DEPLOYMENT: Final = "gcp:deploymentmanager/deployment:Deployment"
+"""pulumi-gcp's Deployment Manager deployment."""
+DM_DEPLOYMENTS: Final = (
+    DM_DEPLOYMENT,
+    *(
+        f"{package}:index/deploymentManagerDeployment:DeploymentManagerDeployment"
+        for package in TERRAFORM_PACKAGES
+    ),
+)
+"""Deployment Manager deployments: pulumi-gcp's and the bridged Terraform providers'
+(``google_deployment_manager_deployment``, the same schema)."""
 
 STATE_SUBSCRIPTION_TYPES: Final = frozenset(
-    {GCP_SUBSCRIPTION, NATIVE_SUBSCRIPTION, KCC_SUBSCRIPTION, *TERRAFORM_SUBSCRIPTIONS}
+    {
+        GCP_SUBSCRIPTION,
+        NATIVE_SUBSCRIPTION,
+        KCC_SUBSCRIPTION,
+        *TERRAFORM_SUBSCRIPTIONS,
+        *DM_DEPLOYMENTS,
+    }
 )
-"""The types whose state records a subscription's path and push config
-(:func:`recorded_subscription`)."""
+"""The types whose state records subscriptions' paths and push configs
+(:func:`recorded_subscriptions`; a Deployment Manager deployment records those its
+configuration declares)."""
 
 PROJECT_ANNOTATION: Final = "cnrm.cloud.google.com/project-id"
 
@@ -83,12 +115,16 @@ class RecordedSubscription:
     bool, or sorted ``key=value`` strings for ``attributes``; an absent field is ``None``) and
     ``not_checked``: the fields whose recorded value is an encrypted secret or unknown, which
     cannot be compared; ``secret``: the fields read from a ``--show-secrets`` plaintext (their
-    values are compared, never shown)."""
+    values are compared, never shown); ``part``: see below."""
 
     path: str | None
     settings: Mapping[str, Any] = field(default_factory=dict)
     not_checked: tuple[str, ...] = ()
     secret: tuple[str, ...] = ()
+    part: str = ""
+    """The Deployment Manager resource's name for a subscription a deployment's configuration
+    declares (its record is the deployment's URN followed by ``#PART``, as the pack names it);
+    ``""`` for a resource that is one subscription, or a deployment's unread remainder."""
 
 
 def _open(value: Any, seen: list[bool] | None = None) -> Any:
@@ -213,11 +249,12 @@ def _path(resource_type: str, resource_id: str, outputs: Any) -> str | None:
 def recorded_subscription(
     resource_type: str, resource_id: str, outputs: Mapping[str, Any] | None
 ) -> RecordedSubscription | None:
-    """What a state resource of :data:`STATE_SUBSCRIPTION_TYPES` records of its subscription
-    (``None`` for any other type). ``outputs`` are the resource's outputs as the state holds
+    """What a state resource of :data:`STATE_SUBSCRIPTION_TYPES` that is one subscription
+    records of it (``None`` for any other type, a Deployment Manager deployment included:
+    :func:`recorded_subscriptions`). ``outputs`` are the resource's outputs as the state holds
     them (secret envelopes and version 4 output values included). Never raises: a path below
     an encrypted secret is ``None``; a push field below one is in ``not_checked``."""
-    if resource_type not in STATE_SUBSCRIPTION_TYPES:
+    if resource_type not in STATE_SUBSCRIPTION_TYPES or resource_type in DM_DEPLOYMENTS:
         return None
     try:
         path = _path(resource_type, resource_id, outputs or {})
@@ -233,7 +270,71 @@ def recorded_subscription(
     return RecordedSubscription(path, settings, hidden, secret)
 
 
+def recorded_subscriptions(
+    resource_type: str, resource_id: str, outputs: Mapping[str, Any] | None
+) -> list[RecordedSubscription]:
+    """Every subscription a state resource records: :func:`recorded_subscription`'s one, or
+    for a Deployment Manager deployment one per subscription of its configuration, plus one
+    without a path when part of the configuration cannot be read (templates, a configuration
+    that is encrypted or does not parse: the subscriptions it may hold are counted, never
+    matched). Never raises."""
+    if resource_type in DM_DEPLOYMENTS:
+        return _deployment_subscriptions(outputs or {})
+    found = recorded_subscription(resource_type, resource_id, outputs)
+    return [] if found is None else [found]
+
+
+_UNREAD = RecordedSubscription(None, {}, PUSH_FIELDS)
+
+
+def _deployment_subscriptions(outputs: Mapping[str, Any]) -> list[RecordedSubscription]:
+    seen: list[bool] = []  # a configuration read through a --show-secrets plaintext
+    try:
+        content = _at(outputs, "target", "config", "content", seen=seen)
+        imports = _at(outputs, "target", "imports")
+        project = _text(_at(outputs, "project"))
+        document = parse_config(content) if isinstance(content, str) else None
+    except (_UnreadableError, ConfigError):
+        return [_UNREAD]
+    if document is None:
+        return [_UNREAD]
+    entries = document.get("resources")
+    found: list[RecordedSubscription] = []
+    unread = bool(imports) or bool(imports_of(document)) or not isinstance(entries, list)
+    for entry in entries if isinstance(entries, list) else []:
+        kind = entry.get("type") if isinstance(entry, dict) else None
+        if isinstance(kind, str) and is_template(kind):
+            unread = True
+        elif kind in SUBSCRIPTION_KINDS and isinstance(entry.get("name"), str):
+            declared = _declared(entry.get("properties"), project)
+            secret = tuple(f for f in PUSH_FIELDS if f not in declared.not_checked) if seen else ()
+            found.append(replace(declared, part=entry["name"], secret=secret))
+    return [*found, _UNREAD] if unread else found
+
+
+def _declared(properties: Any, project: str | None) -> RecordedSubscription:
+    """One subscription of a configuration: its path and push settings; a value holding a
+    reference (``$(ref...)``, resolved by Deployment Manager) is never read as itself."""
+    props = properties if isinstance(properties, dict) else {}
+    name, ident = _text(props.get("name")), _text(props.get("subscription"))
+    path = name if name and PATH.match(name) else None
+    if path is None and project and (ident or name):
+        path = f"projects/{project}/subscriptions/{ident or name}"
+    if path is not None and ("$(" in path or not PATH.match(path)):
+        path = None
+    push = props.get("pushConfig")
+    if "$(" in repr(push):
+        return RecordedSubscription(path, {}, PUSH_FIELDS)
+
+    def read(*keys: str, seen: list[bool]) -> Any:
+        return _at(push if isinstance(push, dict) else None, *keys, seen=seen)
+
+    settings, hidden, secret = _settings(read)
+    return RecordedSubscription(path, settings, hidden, secret)
+
+
 __all__ = [
+    "DM_DEPLOYMENTS",
     "ENCRYPTED",
     "GCP_SUBSCRIPTION",
     "KCC_SUBSCRIPTION",
@@ -243,4 +344,5 @@ __all__ = [
     "TERRAFORM_SUBSCRIPTIONS",
     "RecordedSubscription",
     "recorded_subscription",
+    "recorded_subscriptions",
 ]

@@ -4,6 +4,7 @@ tests/analyze/test_routes_state.py)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -42,7 +43,10 @@ def test_the_policy_pack_page_lists_every_known_subscription_type() -> None:
     "known", [t for t in SUBSCRIPTION_TYPES if t.mapped and t.kind == "subscription"], ids=str
 )
 def test_every_mapped_type_reads_as_a_subscription(known) -> None:
-    props = {"pushConfig": PUSH, "project": "p", "spec": {"pushConfig": PUSH}}
+    config = {"resources": [{"name": "s", "type": "pubsub.v1.subscription",
+                             "properties": {"pushConfig": PUSH}}]}  # fmt: skip
+    target = {"config": {"content": json.dumps(config)}}  # Deployment Manager's YAML
+    props = {"pushConfig": PUSH, "project": "p", "spec": {"pushConfig": PUSH}, "target": target}
     [sub] = canonical(wire(known.type, props))
     assert sub.type == SUBSCRIPTION_TYPE
     assert wire_facts(sub).facts.push_endpoint == PUSH["pushEndpoint"]

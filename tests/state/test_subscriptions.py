@@ -4,13 +4,17 @@ them (the values an attacker or a broken state could put there included)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from pushguard.state.document import OUTPUT_VALUE_SIG
 from pushguard.state.subscriptions import (
     GCP_SUBSCRIPTION,
     KCC_SUBSCRIPTION,
     NATIVE_SUBSCRIPTION,
+    PUSH_FIELDS,
     TERRAFORM_SUBSCRIPTIONS,
     recorded_subscription,
+    recorded_subscriptions,
 )
 from tests.analyze.exports import SIG, encrypted, shown
 
@@ -69,3 +73,49 @@ def test_a_malformed_plaintext_is_not_checked_not_trusted() -> None:
     broken = {SIG: "1b47061264138c4ac30d75fd1eb44270", "plaintext": "{not json"}
     record = recorded_subscription(GCP_SUBSCRIPTION, PATH, {"pushConfig": broken})
     assert "push_endpoint" in record.not_checked
+
+
+DM = "gcp:deploymentmanager/deployment:Deployment"
+DM_CONFIG = """resources:
+- name: first
+  type: pubsub.v1.subscription
+  properties:
+    subscription: first
+    topic: $(ref.orders.name)
+    pushConfig:
+      pushEndpoint: https://a.example/push
+      oidcToken: {serviceAccountEmail: A@x.com}
+- name: second
+  type: gcp-types/pubsub-v1:projects.subscriptions
+  properties:
+    name: projects/acme-other/subscriptions/second
+    pushConfig: {pushEndpoint: $(ref.relay.url)}
+- name: orders
+  type: pubsub.v1.topic
+  properties: {topic: orders}
+"""
+
+
+def _deployment(content: Any, **extra: Any) -> dict[str, Any]:
+    return {"project": "acme-orders", "target": {"config": {"content": content}, **extra}}
+
+
+def test_each_subscription_of_a_deployment_manager_config_is_recorded() -> None:
+    assert recorded_subscription(DM, "d", _deployment(DM_CONFIG)) is None  # not one subscription
+    first, second = recorded_subscriptions(DM, "d", _deployment(DM_CONFIG))
+    assert (first.path, first.part) == ("projects/acme-orders/subscriptions/first", "first")
+    assert first.settings["push_endpoint"] == "https://a.example/push"
+    assert first.settings["push_auth_account"] == "a@x.com" and first.not_checked == ()
+    assert second.path == "projects/acme-other/subscriptions/second"  # the project in its name
+    assert second.not_checked == PUSH_FIELDS  # a reference is never read as itself
+
+
+def test_what_a_deployment_manager_config_does_not_say_is_a_record_without_a_path() -> None:
+    templated = _deployment(DM_CONFIG, imports=[{"name": "pubsub.jinja", "content": "x"}])
+    *declared, rest = recorded_subscriptions(DM, "d", templated)
+    assert len(declared) == 2 and rest.path is None and rest.not_checked == PUSH_FIELDS
+    first, _ = recorded_subscriptions(DM, "d", _deployment(shown(DM_CONFIG)))
+    assert "push_endpoint" in first.secret  # compared, never shown
+    for unread in (encrypted(DM_CONFIG), "resources: [", shown("resources: [")):
+        [only] = recorded_subscriptions(DM, "d", _deployment(unread))
+        assert only.path is None and only.not_checked == PUSH_FIELDS, unread

@@ -9,7 +9,10 @@ Routes (each adapter's docstring cites the schema it maps):
 - ``google-native``: Google Cloud Native (:mod:`.native`);
 - ``config-connector``: Config Connector objects through pulumi-kubernetes (:mod:`.kcc`);
 - ``terraform``: the Terraform ``google``/``google-beta`` providers bridged with
-  ``pulumi package add terraform-provider`` (:mod:`.terraform`).
+  ``pulumi package add terraform-provider`` (:mod:`.terraform`);
+- ``deployment-manager``: the Pub/Sub subscriptions a Deployment Manager deployment's
+  configuration declares (:mod:`.deployment_manager`; one deployment may declare several, or
+  hold what cannot be read offline: :func:`cannot_check`).
 
 Eventarc triggers (:mod:`.eventarc`) create a push subscription too, one Eventarc creates and
 manages: each route's trigger maps into pulumi-gcp's ``gcp:eventarc/trigger:Trigger``, from which
@@ -23,11 +26,14 @@ report as not checked by every policy, never passed quietly.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from pulumi_policy.deserialize import deserialize_properties
 
 from pushguard.crossguard.resources import SUBSCRIPTION_TYPE, WireResource
-from pushguard.crossguard.routes import eventarc, kcc, native, terraform
+from pushguard.crossguard.routes import deployment_manager, eventarc, kcc, native, terraform
 from pushguard.crossguard.routes.names import bridged
 from pushguard.rules.facts import EVENTARC_TRIGGER, FactsKind
 
@@ -79,6 +85,17 @@ SUBSCRIPTION_TYPES: tuple[SubscriptionType, ...] = (
         "it sets are checked like a subscription's, those it does not set are unknown",
     ),
     *(SubscriptionType(t, "terraform", True, _TF_WHY) for t in terraform.SUBSCRIPTION_TYPES),
+    *(
+        SubscriptionType(
+            t,
+            "deployment-manager",
+            True,
+            "each `pubsub.v1.subscription` or `gcp-types/pubsub-v1:projects.subscriptions` of "
+            "target.config.content (the Pub/Sub REST fields); imports, templates, references in "
+            "the fields read, and a push config of any other type cannot be checked",
+        )
+        for t in deployment_manager.DEPLOYMENTS
+    ),
     SubscriptionType(
         "google-native:pubsub/v1beta2:Subscription",
         "google-native",
@@ -177,6 +194,8 @@ def unmapped_iam(resource: WireResource) -> str | None:
         return None
     if resource.type in (kcc.POLICY_MEMBER, kcc.PARTIAL_POLICY, kcc.POLICY):
         return kcc.unmapped_target(resource)
+    if resource.type in deployment_manager.TYPES:
+        return deployment_manager.unmapped_grants(resource)
     return None
 
 
@@ -204,9 +223,60 @@ def uncheckable_error(resource_types: Iterable[str]) -> str | None:
     )
 
 
+def cannot_check(resource: WireResource) -> str | None:
+    """Why the push subscriptions a resource of a mapped type declares cannot all be checked
+    offline (a Deployment Manager deployment whose configuration is not known, does not parse,
+    imports templates, refers to other resources in a field the rules read...: see
+    :mod:`.deployment_manager`), or ``None``. The pack reports such a resource as a violation of
+    every policy, and ``pushguard preview``/``analyze`` exit 2 (:func:`unreadable_error`)."""
+    if resource.type in deployment_manager.TYPES:
+        return deployment_manager.cannot_check(resource)
+    return None
+
+
+class Declared(Protocol):
+    """A resource as a preview or a state declares it (``ResourceRecord``): ``inputs`` in wire
+    form, secrets as envelopes."""
+
+    @property
+    def urn(self) -> str: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def inputs(self) -> Mapping[str, Any]: ...
+
+
+def unreadable_error(resources: Iterable[Declared]) -> str | None:
+    """The exit-2 message naming each resource among ``resources`` whose subscriptions
+    :func:`cannot_check` (read from its inputs, secrets opened), or ``None`` when there are
+    none."""
+    found = []
+    for declared in resources:
+        if declared.type not in deployment_manager.TYPES:
+            continue
+        try:
+            props = deserialize_properties(dict(declared.inputs))
+        except Exception:  # an envelope pulumi-policy cannot open: read as it is
+            props = dict(declared.inputs)
+        wire = WireResource(declared.urn, declared.type, declared.name, props)
+        why = cannot_check(wire)
+        if why:
+            found.append(f"{declared.type} {declared.name!r} ({why})")
+    if not found:
+        return None
+    return (
+        "a resource declares push subscriptions pushguard cannot read offline, so their push "
+        f"config was not checked and the stack cannot pass: {'; '.join(found)}"
+    )
+
+
 def route_of(resource_type: str) -> str | None:
-    """The route (``gcp``, ``google-native``, ``config-connector``, ``terraform``) whose
-    adapter maps ``resource_type``, or ``None``."""
+    """The route (``gcp``, ``google-native``, ``config-connector``, ``terraform``,
+    ``deployment-manager``) whose adapter maps ``resource_type``, or ``None``."""
+    if resource_type in deployment_manager.TYPES:
+        return "deployment-manager"
     if resource_type in native.TYPES:
         return "google-native"
     if resource_type in kcc.TYPES:
@@ -219,7 +289,9 @@ def route_of(resource_type: str) -> str | None:
 def canonical(resource: WireResource, index: kcc.KccIndex | None = None) -> list[WireResource]:
     """``resource`` in pulumi-gcp's wire form (its URN kept): itself for pulumi-gcp and any
     type no adapter maps, the adapter's mapping otherwise (an ``IAMPartialPolicy`` maps to one
-    member each). ``index``: the stack's Config Connector objects, ``None`` for one resource.
+    member each, a Deployment Manager deployment to each subscription its configuration declares,
+    their URNs suffixed). ``index``: the stack's Config Connector objects, ``None`` for one
+    resource.
 
     Raises:
         WireShapeError: a property has a shape the provider would reject.
@@ -233,6 +305,8 @@ def canonical(resource: WireResource, index: kcc.KccIndex | None = None) -> list
         return kcc.to_gcp(resource, index)
     if route == "terraform":
         return [terraform.to_gcp(_as_bridged(resource))]
+    if route == "deployment-manager":
+        return deployment_manager.to_gcp(resource)
     if route == "gcp":
         return [_as_bridged(resource)]
     return [resource]
@@ -283,6 +357,9 @@ _IAM_READ = {
     "terraform": "the `*IamMember`/`*IamBinding`/`*IamPolicy` of `serviceAccount`, `project`, "
     "`cloudRunV2Service`, `cloudRunService`, `cloudfunctionsFunction`, `pubsubTopic`, "
     "`pubsubSubscription`",
+    "deployment-manager": "none inside the deployment: a configuration that grants roles "
+    "(`accessControl`, a `setIamPolicy` action, an `iamMemberBinding` type) leaves the grant "
+    "rules not checked for the stack; the other routes' IAM resources are read",
 }
 _PROJECT_FROM = {
     "gcp": "`project`, else the provider's (`gcp:project`, `GOOGLE_PROJECT`...)",
@@ -294,6 +371,8 @@ _PROJECT_FROM = {
     "checked",
     "terraform": "`project`, else the provider's (`google:project`/`google-beta:project`, "
     "`GOOGLE_PROJECT`...)",
+    "deployment-manager": "the subscription's `name` (`projects/P/subscriptions/S`), else the "
+    "deployment's `project`, else the provider's (`gcp:project`, `GOOGLE_PROJECT`...)",
 }
 
 
