@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pushguard.state.document import OUTPUT_VALUE_SIG
 from pushguard.state.subscriptions import (
+    CROSSPLANE_SUBSCRIPTIONS,
     GCP_SUBSCRIPTION,
     KCC_SUBSCRIPTION,
     NATIVE_SUBSCRIPTION,
@@ -69,3 +70,27 @@ def test_a_malformed_plaintext_is_not_checked_not_trusted() -> None:
     broken = {SIG: "1b47061264138c4ac30d75fd1eb44270", "plaintext": "{not json"}
     record = recorded_subscription(GCP_SUBSCRIPTION, PATH, {"pushConfig": broken})
     assert "push_endpoint" in record.not_checked
+
+
+def test_a_crossplane_subscription_as_upjet_creates_it() -> None:
+    """Issue 34: the path from ``status.atProvider.id``, else the project and the external name;
+    the push config from ``forProvider`` with what ``initProvider`` fills in (v1beta1 lists)."""
+    v1beta1, _, namespaced = CROSSPLANE_SUBSCRIPTIONS
+    outputs = {
+        "metadata": {"name": "k8s-name", "annotations": {"crossplane.io/external-name": "orders"}},
+        "spec": {
+            "forProvider": {
+                "project": "acme-orders",
+                "pushConfig": [{"pushEndpoint": "https://a.example/push", "oidcToken": []}],
+            },
+            "initProvider": {"pushConfig": [{"oidcToken": [{"serviceAccountEmail": "A@x.com"}]}]},
+        },
+    }
+    record = recorded_subscription(v1beta1, "k8s-name", outputs)
+    assert record is not None and record.path == PATH
+    assert record.settings["push_endpoint"] == "https://a.example/push"
+    assert record.settings["push_auth_account"] == "a@x.com"
+    observed = {"status": {"atProvider": {"id": PATH}}, "metadata": {"name": "x"}}
+    assert recorded_subscription(namespaced, "team/x", observed).path == PATH
+    unplaced = {"metadata": {"name": "orders"}, "spec": {"forProvider": {}}}
+    assert recorded_subscription(namespaced, "team/orders", unplaced).path is None
