@@ -39,7 +39,8 @@ def test_the_policy_pack_page_lists_every_known_subscription_type() -> None:
 
 @pytest.mark.parametrize("known", [t for t in SUBSCRIPTION_TYPES if t.mapped], ids=str)
 def test_every_mapped_type_reads_as_a_subscription(known) -> None:
-    props = {"pushConfig": PUSH, "project": "p", "spec": {"pushConfig": PUSH}}
+    spec = {"pushConfig": PUSH, "forProvider": {"pushConfig": PUSH}}  # KCC's, Crossplane's
+    props = {"pushConfig": PUSH, "project": "p", "spec": spec}
     [sub] = canonical(wire(known.type, props))
     assert sub.type == SUBSCRIPTION_TYPE
     assert wire_facts(sub).facts.push_endpoint == PUSH["pushEndpoint"]

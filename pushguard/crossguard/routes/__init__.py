@@ -9,7 +9,9 @@ Routes (each adapter's docstring cites the schema it maps):
 - ``google-native``: Google Cloud Native (:mod:`.native`);
 - ``config-connector``: Config Connector objects through pulumi-kubernetes (:mod:`.kcc`);
 - ``terraform``: the Terraform ``google``/``google-beta`` providers bridged with
-  ``pulumi package add terraform-provider`` (:mod:`.terraform`).
+  ``pulumi package add terraform-provider`` (:mod:`.terraform`);
+- ``crossplane``: Crossplane's provider-upjet-gcp ``Subscription`` through pulumi-kubernetes
+  (:mod:`.crossplane`).
 
 :data:`SUBSCRIPTION_TYPES` lists every type known to create a Pub/Sub subscription, with whether
 it is mapped and why; a resource of a known unmapped type (:func:`unmapped`) is named in the
@@ -22,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from pushguard.crossguard.resources import SUBSCRIPTION_TYPE, WireResource
-from pushguard.crossguard.routes import kcc, native, terraform
+from pushguard.crossguard.routes import crossplane, kcc, native, terraform
 from pushguard.crossguard.routes.names import bridged
 
 
@@ -47,6 +49,22 @@ _TF_WHY = (
     "token differs"
 )
 
+_UPJET = (
+    "spec.forProvider, with spec.initProvider filling what it leaves empty (as Upjet creates "
+    "it), has pulumi-gcp's fields; the name is the crossplane.io/external-name annotation, else "
+    "metadata.name"
+)
+_CROSSPLANE_WHY = {
+    "kubernetes:pubsub.gcp.upbound.io/v1beta1:Subscription": (
+        f"Crossplane provider-upjet-gcp, cluster-scoped: {_UPJET}; blocks are one-element lists"
+    ),
+    "kubernetes:pubsub.gcp.upbound.io/v1beta2:Subscription": (
+        f"Crossplane provider-upjet-gcp, cluster-scoped: {_UPJET}"
+    ),
+    "kubernetes:pubsub.gcp.m.upbound.io/v1beta1:Subscription": (
+        f"Crossplane v2 provider-upjet-gcp, namespaced: {_UPJET}"
+    ),
+}
 SUBSCRIPTION_TYPES: tuple[SubscriptionType, ...] = (
     SubscriptionType(SUBSCRIPTION_TYPE, "gcp", True, "pulumi-gcp, the pack's reference form"),
     SubscriptionType(
@@ -70,6 +88,7 @@ SUBSCRIPTION_TYPES: tuple[SubscriptionType, ...] = (
         "it sets are checked like a subscription's, those it does not set are unknown",
     ),
     *(SubscriptionType(t, "terraform", True, _TF_WHY) for t in terraform.SUBSCRIPTION_TYPES),
+    *(SubscriptionType(t, "crossplane", True, why) for t, why in _CROSSPLANE_WHY.items()),
     SubscriptionType(
         "google-native:pubsub/v1beta2:Subscription",
         "google-native",
@@ -141,7 +160,8 @@ accounts, projects and their ancestors, Cloud Run, Cloud Functions, topics and s
 
 def unmapped_iam(resource: WireResource) -> str | None:
     """Why the grants a resource makes are not read, for an IAM resource of one of the new
-    routes (Google Cloud Native, the bridged Terraform providers, Config Connector) on a kind
+    routes (Google Cloud Native, the bridged Terraform providers, Config Connector, Crossplane,
+    whose IAM kinds none is mapped) on a kind
     the grant rules read that no adapter maps
     (``google-native:cloudfunctions/v2:FunctionIamMember``,
     ``google:index/organizationIamMember:OrganizationIamMember``, a Config Connector
@@ -157,7 +177,7 @@ def unmapped_iam(resource: WireResource) -> str | None:
         return None
     if resource.type in (kcc.POLICY_MEMBER, kcc.PARTIAL_POLICY, kcc.POLICY):
         return kcc.unmapped_target(resource)
-    return None
+    return crossplane.unmapped_iam(resource)
 
 
 def uncheckable(resource_types: Iterable[str]) -> list[SubscriptionType]:
@@ -185,8 +205,10 @@ def uncheckable_error(resource_types: Iterable[str]) -> str | None:
 
 
 def route_of(resource_type: str) -> str | None:
-    """The route (``gcp``, ``google-native``, ``config-connector``, ``terraform``) whose
-    adapter maps ``resource_type``, or ``None``."""
+    """The route (``gcp``, ``google-native``, ``config-connector``, ``terraform``,
+    ``crossplane``) whose adapter maps ``resource_type``, or ``None``."""
+    if resource_type in crossplane.TYPES:
+        return "crossplane"
     if resource_type in native.TYPES:
         return "google-native"
     if resource_type in kcc.TYPES:
@@ -211,6 +233,8 @@ def canonical(resource: WireResource, index: kcc.KccIndex | None = None) -> list
         return kcc.to_gcp(resource, index)
     if route == "terraform":
         return [terraform.to_gcp(_as_bridged(resource))]
+    if route == "crossplane":
+        return [crossplane.to_gcp(resource)]
     if route == "gcp":
         return [_as_bridged(resource)]
     return [resource]
@@ -261,6 +285,10 @@ _IAM_READ = {
     "terraform": "the `*IamMember`/`*IamBinding`/`*IamPolicy` of `serviceAccount`, `project`, "
     "`cloudRunV2Service`, `cloudRunService`, `cloudfunctionsFunction`, `pubsubTopic`, "
     "`pubsubSubscription`",
+    "crossplane": "none: a provider-upjet-gcp `*IAMMember` on a service account, project, "
+    "folder, organization, Cloud Run service, Cloud Function, topic or subscription leaves the "
+    "grant rules not checked (grants made with another route's resources in the same stack are "
+    "read)",
 }
 _PROJECT_FROM = {
     "gcp": "`project`, else the provider's (`gcp:project`, `GOOGLE_PROJECT`...)",
@@ -272,6 +300,9 @@ _PROJECT_FROM = {
     "checked",
     "terraform": "`project`, else the provider's (`google:project`/`google-beta:project`, "
     "`GOOGLE_PROJECT`...)",
+    "crossplane": "`spec.forProvider.project` (else `spec.initProvider.project`); else the "
+    "`ProviderConfig`'s, which is in the cluster: not checked (`defaultProject` does not stand "
+    "in)",
 }
 
 
