@@ -15,7 +15,8 @@ Routes (each adapter's docstring cites the schema it maps):
 
 :data:`SUBSCRIPTION_TYPES` lists every type known to create a Pub/Sub subscription, with whether
 it is mapped and why; a resource of a known unmapped type (:func:`unmapped`) is named in the
-report as not checked by every policy, never passed quietly.
+report as not checked by every policy, never passed quietly. A resource of any other type whose
+properties are shaped like a push configuration cannot pass either (:mod:`.shaped`).
 """
 
 from __future__ import annotations
