@@ -1,8 +1,9 @@
-"""One scenario per route to a push subscription (issue 25), shared by the preview, protocol and
-analyze tests: the same stack written with Google Cloud Native, Config Connector through
-pulumi-kubernetes, the bridged Terraform ``google``/``google-beta`` providers, and Deployment
-Manager deployments (issue 34: one per subscription, the subscription in the deployment's
-``target.config.content``, its findings placed on the deployment's URN).
+"""One scenario per route to a push subscription (issues 25 and 34), shared by the preview,
+protocol and analyze tests: the same stack written with Google Cloud Native, Config Connector
+and Crossplane (provider-upjet-gcp) through pulumi-kubernetes, the bridged Terraform
+``google``/``google-beta`` providers, and Deployment Manager deployments (one per subscription,
+the subscription in the deployment's ``target.config.content``, its findings placed on the
+deployment's URN).
 
 Each program declares, in its route's own resources:
 
@@ -18,7 +19,16 @@ Each program declares, in its route's own resources:
   resources, not presumed.
 
 Config Connector adds ``unplaced``: no project annotation in a namespace the stack does not declare,
-so every project-dependent rule is listed as not checked with the reason.
+so every project-dependent rule is listed as not checked with the reason; Crossplane's
+``unplaced`` sets no ``spec.forProvider.project``, so its project is its ProviderConfig's, which
+is in the cluster (:data:`UNPLACED`).
+
+Crossplane's scenario uses the three mapped versions (cluster-scoped v1beta1 with its blocks as
+one-element lists, v1beta2, and the namespaced ``pubsub.gcp.m.upbound.io``), an
+``initProvider`` that supplies the OIDC token ``forProvider`` leaves out, and the
+``crossplane.io/external-name`` annotation. Crossplane's IAM kinds are not mapped (a stack that
+grants through them has its grant rules not checked), so its grants are pulumi-gcp resources,
+which the stack graph reads whatever route made the subscription.
 
 The programs use ``pulumi.CustomResource`` with the routes' type tokens, which is what the
 providers' SDKs (and ``crd2pulumi`` classes) register.
@@ -179,8 +189,42 @@ deployment("ungranted", RUN, UNGRANTED_SA)
 """
 )
 
+CROSSPLANE = (
+    _HEAD
+    + f"""
+R("gcp:serviceaccount/iAMMember:IAMMember", "xp-agent-token", {{
+    "serviceAccountId": "projects/{PROJECT}/serviceAccounts/" + SA, "role": {TOKEN_CREATOR!r},
+    "member": AGENT}})
+R("gcp:cloudrunv2/serviceIamMember:ServiceIamMember", "xp-invoker", {{
+    "name": {SERVICE!r}, "role": "roles/run.invoker", "member": "serviceAccount:" + SA}})
+def xp(name, endpoint, account, api="pubsub.gcp.upbound.io/v1beta2", project={PROJECT!r},
+       init=False, **metadata):
+    config = push(endpoint, account)
+    spec = {{"forProvider": {{"topic": "orders", "pushConfig": config}}}}
+    if init:  # the OIDC token given only at creation, as Upjet merges it
+        spec["initProvider"] = {{"pushConfig": {{"oidcToken": config.pop("oidcToken")}}}}
+    if api == "pubsub.gcp.upbound.io/v1beta1":  # its blocks are one-element lists
+        for side in spec.values():
+            block = side["pushConfig"]
+            side["pushConfig"] = [{{k: [v] if k == "oidcToken" else v for k, v in block.items()}}]
+    if project:
+        spec["forProvider"]["project"] = project
+    R("kubernetes:" + api + ":Subscription", name, {{"apiVersion": api, "kind": "Subscription",
+        "metadata": {{"name": "xp-" + name, **metadata}}, "spec": spec}})
+xp("ok", RUN, SA, annotations={{"crossplane.io/external-name": "orders-ok"}})
+xp("http", "http://hooks.example.com/push", SA, api="pubsub.gcp.upbound.io/v1beta1")
+xp("elsewhere", RUN, OTHER_SA, api="pubsub.gcp.m.upbound.io/v1beta1", namespace="team",
+   init=True)
+xp("perimeter", CUSTOM, VAULT_SA, project="acme-vault", api="pubsub.gcp.upbound.io/v1beta1",
+   init=True)
+xp("ungranted", RUN, UNGRANTED_SA)
+xp("unplaced", RUN, SA, project=None)
+"""
+)
+
 _KCC_SUB = "kubernetes:pubsub.cnrm.cloud.google.com/v1beta1:PubSubSubscription"
 _DM = "gcp:deploymentmanager/deployment:Deployment"
+_XP = "kubernetes:pubsub.gcp.{}upbound.io/{}:Subscription"
 ROUTES: dict[str, tuple[str, dict[str, str], dict[str, str]]] = {
     "google-native": (
         NATIVE,
@@ -208,8 +252,26 @@ ROUTES: dict[str, tuple[str, dict[str, str], dict[str, str]]] = {
         {"gcp:project": PROJECT},
         {n: _DM for n in (*MANDATORY, "ok", "ungranted")},
     ),
+    "crossplane": (
+        CROSSPLANE,
+        {},
+        {
+            "ok": _XP.format("", "v1beta2"),
+            "http": _XP.format("", "v1beta1"),
+            "elsewhere": _XP.format("m.", "v1beta1"),
+            "perimeter": _XP.format("", "v1beta1"),
+            "ungranted": _XP.format("", "v1beta2"),
+            "unplaced": _XP.format("", "v1beta2"),
+        },
+    ),
 }
 """Route -> (program, stack config, subscription name -> its type token)."""
+
+UNPLACED = {
+    "config-connector": "namespace 'elsewhere' is not declared",
+    "crossplane": "its ProviderConfig 'default', which is in the cluster",
+}
+"""Route -> what the reason of its ``unplaced`` subscription's not-checked rules says."""
 
 
 def urn_of(route: str, name: str, project: str = "team", stack: str = "dev") -> str:
@@ -285,7 +347,7 @@ def assert_route_findings(
         urn = urn_of(route, "unplaced", project)
         reasons = {policy: reason for policy, u, reason in unchecked if u == urn}
         assert "push-sa-same-project" in reasons, unchecked
-        assert "namespace 'elsewhere' is not declared" in reasons["push-sa-same-project"]
+        assert UNPLACED[route] in reasons["push-sa-same-project"], reasons
         assert not any(level == "mandatory" for _, level in at("unplaced")), at("unplaced")
 
 
@@ -322,7 +384,8 @@ def deployed_state(
                 "inputs": dict(record.inputs),
                 "outputs": dict(record.outputs),
                 "parent": record.parent or root,
-                "provider": record.provider or providers.get(package, ""),
+                # a (local) component has no provider: Pulumi records none
+                "provider": record.provider or (record.custom and providers.get(package)) or "",
                 "propertyDependencies": {
                     k: list(v) for k, v in record.property_dependencies.items()
                 },

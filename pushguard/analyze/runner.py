@@ -33,7 +33,7 @@ from pushguard.analyze.deployment import (
 )
 from pushguard.analyze.origin import StateOrigin
 from pushguard.crossguard.policies import CHECKED_LATER
-from pushguard.crossguard.routes import uncheckable_error, unreadable_error
+from pushguard.crossguard.routes.shaped import unjudged_error
 from pushguard.crossguard.urn import PROVIDER_TYPE_PREFIX, STACK_TYPE, provider_urn
 from pushguard.gate.analyzer import (
     AnalyzerResource,
@@ -141,8 +141,7 @@ def run_analyze(options: AnalyzeOptions) -> AnalysisRun:
         run.error = f"the policy pack {pack_dir} failed: {_details(error)}"
     finally:
         pack.close()
-    declared = [r for stack in run.stacks for r in stack.resources]
-    unread = uncheckable_error(r.type for r in declared) or unreadable_error(declared)
+    unread = unjudged_error(r for stack in run.stacks for r in stack.resources)
     if unread and run.error is None:  # a push config the pack cannot read: never a pass
         run.error = unread
     return run

@@ -48,7 +48,7 @@ PUBSUB_API = "pubsub.googleapis.com"
 # IAM resource types: type token -> (target property, key kind). Member resources carry
 # ``member`` and add one grant; binding resources ``members`` and policy resources ``policyData``
 # are authoritative: they set every member of a role (see :class:`StackBinding`).
-_IAM_TARGETS: Mapping[str, tuple[str, str]] = {
+IAM_TARGETS: Mapping[str, tuple[str, str]] = {
     "gcp:serviceaccount/iAMMember:IAMMember": ("serviceAccountId", "sa"),
     "gcp:serviceaccount/iAMBinding:IAMBinding": ("serviceAccountId", "sa"),
     "gcp:serviceaccount/iAMPolicy:IAMPolicy": ("serviceAccountId", "sa"),
@@ -147,7 +147,7 @@ class StackGraph:
         """Index ``resources``; never raises on malformed properties (see ``problems``)."""
         graph = cls(settings=settings, resources={r.urn: r for r in resources})
         # Grants last: an unknown member is resolved through the accounts indexed first.
-        ordered = sorted(graph.resources.values(), key=lambda r: r.type in _IAM_TARGETS)
+        ordered = sorted(graph.resources.values(), key=lambda r: r.type in IAM_TARGETS)
         for resource in ordered:
             try:
                 graph._index(resource)
@@ -167,7 +167,7 @@ class StackGraph:
             self._index_service(resource)
         elif kind in (PERIMETER, PERIMETERS, PERIMETER_RESOURCE):
             self._index_perimeter(resource)
-        elif kind in _IAM_TARGETS:
+        elif kind in IAM_TARGETS:
             self._index_grants(resource)
 
     def _index_account(self, resource: WireResource) -> None:
@@ -252,7 +252,7 @@ class StackGraph:
                 self.perimeter_uncertain.append("a perimeter's project list is not known yet")
 
     def _index_grants(self, resource: WireResource) -> None:
-        target_prop, key_kind = _IAM_TARGETS[resource.type]
+        target_prop, key_kind = IAM_TARGETS[resource.type]
         targets = self._target_keys(resource, target_prop, key_kind)
         condition = get(resource.props, "condition")
         title = None
@@ -335,7 +335,7 @@ class StackGraph:
             )
         where = self._where(resource, targets)
         grant = IamGrant(role=role, member=member, resource=where, condition=condition)
-        kind = _IAM_TARGETS[resource.type][1]
+        kind = IAM_TARGETS[resource.type][1]
         added = StackGrant(grant, targets, unknown, kind, resource.parent, resource.urn, additive)
         self.grants.append(added)
         return added

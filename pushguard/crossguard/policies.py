@@ -15,6 +15,11 @@ Each :class:`PushguardPolicy` runs at both points the Pulumi engine offers
   :mod:`pushguard.crossguard.graph`), grants and perimeters declared in the stack are read, and
   violations the resource half could not see are reported on the subscription's URN.
 
+A resource the pack cannot judge (a subscription of a known type pushguard does not map, or a
+resource of any unmapped type shaped like a push configuration,
+:mod:`pushguard.crossguard.routes.shaped`) is "cannot be checked": a violation of every enabled
+policy, at the mandatory level whatever the policy's (the server raises it).
+
 What still cannot be decided at preview is reported, never passed quietly: with the policy config
 ``unknownAtPreview: warn`` (default) as one advisory "can't run policy during preview" diagnostic
 per policy listing each subscription and why; with ``enforce`` as a violation at the policy's
@@ -57,10 +62,11 @@ from pushguard.crossguard.routes import (
     unmapped_iam,
 )
 from pushguard.crossguard.routes.eventarc import TRIGGER
+from pushguard.crossguard.routes.shaped import PushShaped, push_shaped
 from pushguard.crossguard.scope import Unverified, current_scope
 from pushguard.crossguard.secrets import scrub
 from pushguard.crossguard.triggers import trigger_facts, trigger_path
-from pushguard.crossguard.wire import WireShapeError
+from pushguard.crossguard.wire import WireShapeError, plain
 from pushguard.policy.config_file import PROJECT_NUMBERS
 from pushguard.policy.settings import (
     PackConfigError,
@@ -84,7 +90,14 @@ checks later (:mod:`pushguard.analyze.runner`)."""
 
 
 class _Report(Protocol):
-    def __call__(self, message: str, urn: str | None = None, *, excepted: bool = False) -> None: ...
+    def __call__(
+        self,
+        message: str,
+        urn: str | None = None,
+        *,
+        excepted: bool = False,
+        mandatory: bool = False,
+    ) -> None: ...
 
 
 def subscription_path(sub: WireResource, resolution: Resolution) -> str:
@@ -137,12 +150,16 @@ class _StackAnalysis:
     """Subscriptions whose stack-side properties (the outputs, in ``pushguard analyze`` and
     ``AnalyzeStack``) have a shape the provider would never return: each is a diagnostic of
     every policy, never a pass (issue 27)."""
+    shaped: list[tuple[WireResource, PushShaped]]
+    """Resources of unmapped types whose outputs are shaped like a push configuration: each is
+    "cannot be checked" (:mod:`pushguard.crossguard.routes.shaped`)."""
 
     @classmethod
     def of(cls, policy_resources: list[Any], settings: PackSettings) -> _StackAnalysis:
         wire = [WireResource.from_policy_resource(r) for r in policy_resources]
         declared = declared_numbers(wire)
         skipped = [(r, known) for r in wire if (known := unmapped(r.type)) is not None]
+        shaped = [(r, found) for r in wire if (found := _shaped(r))]
         grants = sorted({f"{why} {r.name!r}" for r in wire if (why := unmapped_iam(r))})
         resources = canonical_stack(wire)
         graph = StackGraph.build(resources, settings)
@@ -160,7 +177,13 @@ class _StackAnalysis:
                 unreadable.append((sub, error))
                 continue
             subscriptions.append((sub, full))
-        return cls(subscriptions, skipped, grants, unreadable)
+        return cls(subscriptions, skipped, grants, unreadable, shaped)
+
+
+def _shaped(resource: WireResource) -> PushShaped | None:
+    """:func:`push_shaped` of a stack resource; one without a provider is a component."""
+    custom = resource.provider_props is not None
+    return push_shaped(resource.type, resource.name, resource.props, custom=custom)
 
 
 _NUMBERS = "add the project to the top-level projectNumbers map (project ID to number)"
@@ -287,11 +310,19 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
         (``StackValidationArgs``). Never raises, except pulumi-policy's ``UnknownValueError``
         that carries the "could not verify at preview" diagnostic."""
 
-        def report(message: str, urn: str | None = None, *, excepted: bool = False) -> None:
+        def report(
+            message: str,
+            urn: str | None = None,
+            *,
+            excepted: bool = False,
+            mandatory: bool = False,
+        ) -> None:
             text = scrub(message)
-            marked = current_scope().excepted
-            if excepted and marked is not None:
-                marked.add((self.name, text))
+            scope = current_scope()
+            if excepted and scope.excepted is not None:
+                scope.excepted.add((self.name, text))
+            if mandatory and scope.mandatory is not None:
+                scope.mandatory.add((self.name, text))
             report_violation(text, urn)
 
         if "pack" not in self.rule.enforcement_points:
@@ -314,11 +345,16 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
             report(
                 f"{args.name}: cannot be checked: {args.resource_type} creates a Pub/Sub "
                 f"subscription whose push config pushguard does not read ({known.why}); a gate "
-                "cannot pass what it cannot read: use a mapped type"
+                "cannot pass what it cannot read: use a mapped type",
+                mandatory=True,
             )
             return
         trigger = args.resource_type in TRIGGER_TYPES
         if not trigger and args.resource_type not in MAPPED_SUBSCRIPTION_TYPES:
+            custom = args.provider is not None  # a component has none: its children are judged
+            found = push_shaped(args.resource_type, args.name, plain(args.props), custom=custom)
+            if found is not None:
+                report(found.message(), mandatory=True)
             return
         try:
             settings = parse_settings(self.name, args.get_config())
@@ -334,7 +370,10 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
             return
         why = cannot_check(resource)
         if why:
-            report(f"{args.name}: cannot be checked: {why}; a gate cannot pass what it cannot read")
+            report(
+                f"{args.name}: cannot be checked: {why}; a gate cannot pass what it cannot read",
+                mandatory=True,
+            )
         for sub in subs:
             self._check_resource(sub, settings, report, trigger=trigger)
 
@@ -364,7 +403,9 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
 
     def _report_unanalysed(self, analysis: _StackAnalysis, report: _Report) -> None:
         """What no rule can run on: subscriptions of a type pushguard does not map (not
-        checked) and subscriptions whose outputs have a shape no provider returns (reported)."""
+        checked; their resource half reports them), subscriptions whose outputs have a shape no
+        provider returns (reported) and resources of unmapped types whose outputs are shaped
+        like a push configuration (cannot be checked: reported, mandatory)."""
         for resource, known in analysis.unmapped:
             _not_mapped(self.name, resource, known)
         for sub, problem in analysis.unreadable:
@@ -372,6 +413,8 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
                 report(f"Cannot read subscription {sub.name!r}: {problem}.", sub.report_urn)
             elif EVENTARC_TRIGGER in self.rule.kinds:
                 report(f"Cannot read Eventarc trigger {sub.name!r}: {problem}.", sub.report_urn)
+        for resource, found in analysis.shaped:
+            report(found.message(), resource.urn, mandatory=True)
 
     def _validate_stack(self, args: StackValidationArgs, report: _Report) -> None:
         try:

@@ -12,7 +12,10 @@ server (:mod:`pushguard.crossguard.server`) around each ``Analyze`` and ``Analyz
 - ``notes`` (``AnalyzeStack`` only): what the policies could not decide, which the server answers
   precisely (:class:`StackNotes`);
 - ``excepted``: ``(policy, message)`` of each violation reported under an active exception
-  (:mod:`pushguard.policy.exceptions`), whose diagnostic the server lowers to advisory.
+  (:mod:`pushguard.policy.exceptions`), whose diagnostic the server lowers to advisory;
+- ``mandatory``: ``(policy, message)`` of each "cannot be checked" report (a resource the pack
+  cannot judge, :mod:`pushguard.crossguard.routes.shaped`), whose diagnostic the server raises to
+  mandatory whatever the policy's level.
 
 Outside a request (a policy called by a team's own pack, or a test), :func:`current_scope` is an
 empty scope: no secrets known, nothing cached, nothing collected.
@@ -59,6 +62,7 @@ class RequestScope:
     memo: dict[str, Any] = field(default_factory=dict, compare=False)
     """What is built once per request from the above (the secrets' scrubber)."""
     excepted: set[tuple[str, str]] | None = None
+    mandatory: set[tuple[str, str]] | None = None
 
 
 _EMPTY = RequestScope()
@@ -79,6 +83,7 @@ def request_scope(secrets: Iterable[str] = (), *, stack: bool = False) -> Iterat
         stack_cache={} if stack else None,
         notes=StackNotes() if stack else None,
         excepted=set(),
+        mandatory=set(),
     )
     token = _SCOPE.set(scope)
     try:

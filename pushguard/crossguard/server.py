@@ -14,7 +14,15 @@ own Analyzer servicer, extended in two ways:
 - each policy checks a subscription twice, from its inputs (``Analyze``) and from the stack's
   outputs and graph (``AnalyzeStack``); a stack diagnostic that repeats a resource diagnostic
   (same policy, URN and message) is dropped, so a finding is shown once and one only the outputs
-  show (a project the provider filled in, a drifted endpoint) is still shown.
+  show (a project the provider filled in, a drifted endpoint) is still shown;
+- a resource the pack cannot judge ("cannot be checked": a subscription type pushguard does not
+  map, a resource of an unmapped type shaped like a push configuration,
+  :mod:`pushguard.crossguard.routes.shaped`) is a violation of every enabled policy at the
+  mandatory level, whatever the level configured for the policy (:func:`_raise_unjudged`).
+  pulumi-policy never runs a disabled policy, so a disabled policy reports nothing; the
+  resource still fails the run through every policy left enabled (and ``pushguard preview`` and
+  ``analyze`` fail it, exit 2, whatever the levels). Only a pack whose every policy is disabled,
+  which enforces nothing, lets it through.
 
 pulumi-policy's servicer class is internal (``_PolicyAnalyzerServicer``); the supported range in
 ``pyproject.toml`` is pinned and the protocol tests start this server exactly as the Pulumi CLI
@@ -50,6 +58,7 @@ from pushguard.crossguard.routes import (
     TRIGGER_TYPES,
     UNCHECKABLE_TYPES,
 )
+from pushguard.crossguard.routes.shaped import mentions_push
 from pushguard.crossguard.scope import RequestScope, StackNotes, Unverified, request_scope
 from pushguard.crossguard.wire import secret_strings
 from pushguard.policy.config_file import (
@@ -65,9 +74,9 @@ PACK_NAME = "pushguard"
 PACK_DESCRIPTION = (
     "Safe Google Cloud Pub/Sub push subscriptions: HTTPS endpoints, same-project push-auth "
     "service accounts, VPC Service Controls default URLs, IAM for push and dead-lettering. "
-    "Checks subscriptions made with pulumi-gcp, Google Cloud Native, Config Connector "
-    "(pulumi-kubernetes), the bridged Terraform google/google-beta providers and Deployment "
-    "Manager deployments."
+    "Checks subscriptions made with pulumi-gcp, Google Cloud Native, Config Connector and "
+    "Crossplane (pulumi-kubernetes), the bridged Terraform google/google-beta providers and "
+    "Deployment Manager deployments."
 )
 PACK_VERSION = __version__
 """Reported in messages; ``PulumiPolicy.yaml`` carries the same version (a test checks)."""
@@ -118,14 +127,19 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
         return super().Configure(request, context)  # type: ignore[no-untyped-call]
 
     def Analyze(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC method name
-        if self._resource_types is not None and request.type not in self._resource_types:
-            # No policy's resource half looks at this type: answer without pulumi-policy
+        if (
+            self._resource_types is not None
+            and request.type not in self._resource_types
+            and not _maybe_push_shaped(request)
+        ):
+            # No policy's resource half looks at this resource: answer without pulumi-policy
             # deserialising the properties once per policy (most of a stack is such resources).
             return proto.AnalyzeResponse()
         response, scope = self._guarded(
             super().Analyze, request, context, [request.properties], urn=request.urn
         )
         _lower_excepted(response, scope)
+        _raise_unjudged(response, scope)
         self._reported.update(
             (d.policyName, d.urn or request.urn, d.message) for d in response.diagnostics
         )
@@ -142,6 +156,7 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
             )
         _place_unverified(response, notes.unverified)
         _lower_excepted(response, scope)
+        _raise_unjudged(response, scope)
         new = [
             d
             for d in response.diagnostics
@@ -264,6 +279,30 @@ def _lower_excepted(response: Any, scope: RequestScope) -> None:
         text = diagnostic.message.split("\n", 1)[-1]
         if (diagnostic.policyName, text) in excepted:
             diagnostic.enforcementLevel = advisory
+
+
+def _maybe_push_shaped(request: Any) -> bool:
+    """Whether an ``Analyze`` request of a type no resource half checks may be shaped like a
+    push configuration (:func:`~pushguard.crossguard.routes.shaped.push_shaped`, which the
+    policies run): a resource with a provider (a component has none) whose serialized properties
+    :func:`~pushguard.crossguard.routes.shaped.mentions_push` (about 10 µs; converting them to
+    search them would take a millisecond per resource)."""
+    return request.HasField("provider") and mentions_push(request.properties.SerializeToString())
+
+
+def _raise_unjudged(response: Any, scope: RequestScope) -> None:
+    """Raise to mandatory each diagnostic a policy reported as "cannot be checked" (a resource
+    the pack cannot judge): whatever a policy's configured level, the Pulumi CLI fails on it, as
+    ``pushguard preview`` and ``analyze`` do (exit 2). pulumi-policy writes a violation's message
+    as ``DESCRIPTION\nMESSAGE`` (``report_violation``)."""
+    unjudged = scope.mandatory or set()
+    if not unjudged:
+        return
+    mandatory = proto.EnforcementLevel.Value("MANDATORY")
+    for diagnostic in response.diagnostics:
+        text = diagnostic.message.split("\n", 1)[-1]
+        if (diagnostic.policyName, text) in unjudged:
+            diagnostic.enforcementLevel = mandatory
 
 
 UNVERIFIED_MARK = "during preview:"

@@ -22,7 +22,7 @@ from pathlib import Path
 import grpc
 
 from pushguard.components.push_subscription import TYPE_TOKEN
-from pushguard.crossguard.routes import uncheckable_error, unreadable_error
+from pushguard.crossguard.routes.shaped import unjudged_error
 from pushguard.gate.analyzer import Diagnostic, PackStartError, PolicyPackProcess
 from pushguard.gate.pack import pack_python, resolve_pack_dir
 from pushguard.gate.result import StackResult, Violation, sort_violations
@@ -136,9 +136,7 @@ def run_preview(options: PreviewOptions) -> StackResult:
     unseen = sorted(set(run.unknown_calls) & set(UNANSWERABLE))
     if unseen:  # resources a provider function would create are not known: never a pass
         raise PreviewError(_unanswerable_error(unseen), result)
-    unread = uncheckable_error(r.type for r in result.resources) or unreadable_error(
-        result.resources
-    )
+    unread = unjudged_error(result.resources)
     if unread:  # a push config the pack cannot read: never a pass
         raise PreviewError(unread, result)
     return result

@@ -8,9 +8,10 @@ before they went live, and no review keeps them so. The audit reads the given st
 (``pulumi stack export`` files or a self-managed backend's checkpoints) and matches each push
 subscription of the Cloud Asset Inventory export to the stack resource that manages it by its
 path, ``projects/P/subscriptions/S`` (the resource's ``id`` or outputs, for pulumi-gcp, Google
-Cloud Native, Config Connector and the bridged Terraform providers, inside ``PushSubscription``
-components or not, in stacks of any language; for a Deployment Manager deployment, each
-subscription its configuration declares). One that no given stack manages is reported.
+Cloud Native, Config Connector, Crossplane and the bridged Terraform providers, inside
+``PushSubscription`` components or not, in stacks of any language; for a Deployment Manager
+deployment, each subscription its configuration declares). One that no given stack manages is
+reported.
 
 Pulumi's own drift detection (``pulumi refresh``) works one stack at a time and cannot see what no
 stack holds; Pulumi Cloud's resource discovery needs Pulumi Cloud

@@ -29,6 +29,17 @@ import them:
   push config its ``pushConfig``; what the configuration does not say (a template's resources, a
   ``$(ref...)``, a configuration that stays encrypted) is a record without a path or a push
   config not checked, never a guess.
+- Crossplane's ``Subscription`` of provider-upjet-gcp through pulumi-kubernetes
+  (:data:`CROSSPLANE_SUBSCRIPTIONS`; the CRDs
+  ``package/crds/pubsub.gcp.upbound.io_subscriptions.yaml`` and
+  ``package/crds/pubsub.gcp.m.upbound.io_subscriptions.yaml`` of
+  https://github.com/crossplane-contrib/provider-upjet-gcp): the path is
+  ``status.atProvider.id`` (``projects/{{project}}/subscriptions/{{name}}``, as the CRD describes
+  it), else ``spec.forProvider.project`` and the ``crossplane.io/external-name`` annotation (else
+  ``metadata.name``); the push config is ``spec.forProvider.pushConfig`` with what
+  ``spec.initProvider.pushConfig`` fills in where ``forProvider`` leaves a field empty (Upjet's
+  ``GetMergedParameters``, see :mod:`pushguard.crossguard.routes.crossplane`); v1beta1 writes
+  each block as a one-element list.
 
 Plain Python over the state's JSON (:mod:`pushguard.state.document` for secrets).
 """
@@ -80,6 +91,17 @@ DM_DEPLOYMENTS: Final = (
 )
 """Deployment Manager deployments: pulumi-gcp's and the bridged Terraform providers'
 (``google_deployment_manager_deployment``, the same schema)."""
+CROSSPLANE_SUBSCRIPTIONS: Final = (
+    "kubernetes:pubsub.gcp.upbound.io/v1beta1:Subscription",
+    "kubernetes:pubsub.gcp.upbound.io/v1beta2:Subscription",
+    "kubernetes:pubsub.gcp.m.upbound.io/v1beta1:Subscription",
+)
+"""Crossplane's (provider-upjet-gcp) ``Subscription`` through pulumi-kubernetes: the
+cluster-scoped group's v1beta1 (blocks as lists) and v1beta2 (blocks as objects), and the
+namespaced group of Crossplane v2, ``pubsub.gcp.m.upbound.io``, v1beta1 (objects)."""
+EXTERNAL_NAME: Final = "crossplane.io/external-name"
+"""The annotation that names a Crossplane managed resource's external resource; Crossplane sets
+it to ``metadata.name`` when it is empty (crossplane-runtime ``NameAsExternalName``)."""
 
 STATE_SUBSCRIPTION_TYPES: Final = frozenset(
     {
@@ -88,6 +110,7 @@ STATE_SUBSCRIPTION_TYPES: Final = frozenset(
         KCC_SUBSCRIPTION,
         *TERRAFORM_SUBSCRIPTIONS,
         *DM_DEPLOYMENTS,
+        *CROSSPLANE_SUBSCRIPTIONS,
     }
 )
 """The types whose state records subscriptions' paths and push configs
@@ -233,10 +256,58 @@ def _kcc_path(outputs: Any) -> str | None:
     return f"projects/{project.removeprefix('projects/')}/subscriptions/{name}"
 
 
+def _block(value: Any, *keys: str, seen: list[bool] | None = None) -> Any:
+    """:func:`_at` that also reads through a one-element list (an Upjet v1beta1 block)."""
+    value = _open(value, seen)
+    for key in keys:
+        if isinstance(value, list) and len(value) == 1:
+            value = _open(value[0], seen)
+        if not isinstance(value, dict):
+            return None
+        value = _open(value.get(key), seen)
+    if isinstance(value, list) and len(value) == 1:
+        value = _open(value[0], seen)
+    return value
+
+
+def _empty(value: Any) -> bool:
+    """Empty as Upjet's merge of ``initProvider`` into ``forProvider`` counts it (``mergo``'s
+    ``isEmptyValue``): absent, ``""``, ``false``, zero, or an empty object or list."""
+    if isinstance(value, bool | int | float):
+        return not value
+    return value is None or (isinstance(value, str | dict | list) and not value)
+
+
+def _crossplane_value(outputs: Any, *keys: str, seen: list[bool] | None = None) -> Any:
+    """``spec.forProvider.KEYS``, else (absent, or empty where ``initProvider`` sets it)
+    ``spec.initProvider.KEYS``: field by field what Upjet's merge gives; an ``attributes`` map
+    is both, ``forProvider``'s keys winning."""
+    mine = _block(outputs, "spec", "forProvider", *keys, seen=seen)
+    init = _block(outputs, "spec", "initProvider", *keys, seen=seen)
+    if keys[-1:] == ("attributes",) and isinstance(mine, dict) and isinstance(init, dict):
+        return {**init, **mine}
+    return init if mine is None or (_empty(mine) and init is not None) else mine
+
+
+def _crossplane_path(outputs: Any) -> str | None:
+    found = _at(outputs, "status", "atProvider", "id")
+    if isinstance(found, str) and PATH.match(found):
+        return found
+    project = _text(_crossplane_value(outputs, "project"))
+    name = _text(_at(outputs, "metadata", "annotations", EXTERNAL_NAME)) or _text(
+        _at(outputs, "metadata", "name")
+    )
+    if not project or not name or "/" in name or "/" in project:
+        return None
+    return f"projects/{project}/subscriptions/{name}"
+
+
 def _path(resource_type: str, resource_id: str, outputs: Any) -> str | None:
     """The subscription's path from the resource's ``id`` or outputs (see the module)."""
     if resource_type == KCC_SUBSCRIPTION:
         return _kcc_path(outputs)
+    if resource_type in CROSSPLANE_SUBSCRIPTIONS:
+        return _crossplane_path(outputs)
     for candidate in (resource_id, _at(outputs, "name"), _at(outputs, "id")):
         if isinstance(candidate, str) and PATH.match(candidate):
             return candidate
@@ -264,6 +335,8 @@ def recorded_subscription(
     base: tuple[str, ...] = ("spec", "pushConfig") if kcc else ("pushConfig",)
 
     def push(*keys: str, seen: list[bool]) -> Any:
+        if resource_type in CROSSPLANE_SUBSCRIPTIONS:
+            return _crossplane_value(outputs or {}, "pushConfig", *keys, seen=seen)
         return _at(outputs or {}, *base, *keys, seen=seen)
 
     settings, hidden, secret = _settings(push)
@@ -334,8 +407,10 @@ def _declared(properties: Any, project: str | None) -> RecordedSubscription:
 
 
 __all__ = [
+    "CROSSPLANE_SUBSCRIPTIONS",
     "DM_DEPLOYMENTS",
     "ENCRYPTED",
+    "EXTERNAL_NAME",
     "GCP_SUBSCRIPTION",
     "KCC_SUBSCRIPTION",
     "NATIVE_SUBSCRIPTION",

@@ -46,7 +46,8 @@ def test_every_mapped_type_reads_as_a_subscription(known) -> None:
     config = {"resources": [{"name": "s", "type": "pubsub.v1.subscription",
                              "properties": {"pushConfig": PUSH}}]}  # fmt: skip
     target = {"config": {"content": json.dumps(config)}}  # Deployment Manager's YAML
-    props = {"pushConfig": PUSH, "project": "p", "spec": {"pushConfig": PUSH}, "target": target}
+    spec = {"pushConfig": PUSH, "forProvider": {"pushConfig": PUSH}}  # KCC's, Crossplane's
+    props = {"pushConfig": PUSH, "project": "p", "spec": spec, "target": target}
     [sub] = canonical(wire(known.type, props))
     assert sub.type == SUBSCRIPTION_TYPE
     assert wire_facts(sub).facts.push_endpoint == PUSH["pushEndpoint"]

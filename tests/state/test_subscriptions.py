@@ -8,6 +8,7 @@ from typing import Any
 
 from pushguard.state.document import OUTPUT_VALUE_SIG
 from pushguard.state.subscriptions import (
+    CROSSPLANE_SUBSCRIPTIONS,
     GCP_SUBSCRIPTION,
     KCC_SUBSCRIPTION,
     NATIVE_SUBSCRIPTION,
@@ -119,3 +120,27 @@ def test_what_a_deployment_manager_config_does_not_say_is_a_record_without_a_pat
     for unread in (encrypted(DM_CONFIG), "resources: [", shown("resources: [")):
         [only] = recorded_subscriptions(DM, "d", _deployment(unread))
         assert only.path is None and only.not_checked == PUSH_FIELDS, unread
+
+
+def test_a_crossplane_subscription_as_upjet_creates_it() -> None:
+    """Issue 34: the path from ``status.atProvider.id``, else the project and the external name;
+    the push config from ``forProvider`` with what ``initProvider`` fills in (v1beta1 lists)."""
+    v1beta1, _, namespaced = CROSSPLANE_SUBSCRIPTIONS
+    outputs = {
+        "metadata": {"name": "k8s-name", "annotations": {"crossplane.io/external-name": "orders"}},
+        "spec": {
+            "forProvider": {
+                "project": "acme-orders",
+                "pushConfig": [{"pushEndpoint": "https://a.example/push", "oidcToken": []}],
+            },
+            "initProvider": {"pushConfig": [{"oidcToken": [{"serviceAccountEmail": "A@x.com"}]}]},
+        },
+    }
+    record = recorded_subscription(v1beta1, "k8s-name", outputs)
+    assert record is not None and record.path == PATH
+    assert record.settings["push_endpoint"] == "https://a.example/push"
+    assert record.settings["push_auth_account"] == "a@x.com"
+    observed = {"status": {"atProvider": {"id": PATH}}, "metadata": {"name": "x"}}
+    assert recorded_subscription(namespaced, "team/x", observed).path == PATH
+    unplaced = {"metadata": {"name": "orders"}, "spec": {"forProvider": {}}}
+    assert recorded_subscription(namespaced, "team/orders", unplaced).path is None

@@ -12,7 +12,9 @@ Routes (each adapter's docstring cites the schema it maps):
   ``pulumi package add terraform-provider`` (:mod:`.terraform`);
 - ``deployment-manager``: the Pub/Sub subscriptions a Deployment Manager deployment's
   configuration declares (:mod:`.deployment_manager`; one deployment may declare several, or
-  hold what cannot be read offline: :func:`cannot_check`).
+  hold what cannot be read offline: :func:`cannot_check`);
+- ``crossplane``: Crossplane's provider-upjet-gcp ``Subscription`` through pulumi-kubernetes
+  (:mod:`.crossplane`).
 
 Eventarc triggers (:mod:`.eventarc`) create a push subscription too, one Eventarc creates and
 manages: each route's trigger maps into pulumi-gcp's ``gcp:eventarc/trigger:Trigger``, from which
@@ -21,7 +23,8 @@ account) for the rules that judge triggers (:attr:`SubscriptionType.kind`).
 
 :data:`SUBSCRIPTION_TYPES` lists every type known to create a Pub/Sub subscription, with whether
 it is mapped and why; a resource of a known unmapped type (:func:`unmapped`) is named in the
-report as not checked by every policy, never passed quietly.
+report as not checked by every policy, never passed quietly. A resource of any other type whose
+properties are shaped like a push configuration cannot pass either (:mod:`.shaped`).
 """
 
 from __future__ import annotations
@@ -32,8 +35,16 @@ from typing import Any, Protocol
 
 from pulumi_policy.deserialize import deserialize_properties
 
+from pushguard.crossguard.graph import IAM_TARGETS
 from pushguard.crossguard.resources import SUBSCRIPTION_TYPE, WireResource
-from pushguard.crossguard.routes import deployment_manager, eventarc, kcc, native, terraform
+from pushguard.crossguard.routes import (
+    crossplane,
+    deployment_manager,
+    eventarc,
+    kcc,
+    native,
+    terraform,
+)
 from pushguard.crossguard.routes.names import bridged
 from pushguard.rules.facts import EVENTARC_TRIGGER, FactsKind
 
@@ -62,6 +73,22 @@ _TF_WHY = (
     "token differs"
 )
 
+_UPJET = (
+    "spec.forProvider, with spec.initProvider filling what it leaves empty (as Upjet creates "
+    "it), has pulumi-gcp's fields; the name is the crossplane.io/external-name annotation, else "
+    "metadata.name"
+)
+_CROSSPLANE_WHY = {
+    "kubernetes:pubsub.gcp.upbound.io/v1beta1:Subscription": (
+        f"Crossplane provider-upjet-gcp, cluster-scoped: {_UPJET}; blocks are one-element lists"
+    ),
+    "kubernetes:pubsub.gcp.upbound.io/v1beta2:Subscription": (
+        f"Crossplane provider-upjet-gcp, cluster-scoped: {_UPJET}"
+    ),
+    "kubernetes:pubsub.gcp.m.upbound.io/v1beta1:Subscription": (
+        f"Crossplane v2 provider-upjet-gcp, namespaced: {_UPJET}"
+    ),
+}
 SUBSCRIPTION_TYPES: tuple[SubscriptionType, ...] = (
     SubscriptionType(SUBSCRIPTION_TYPE, "gcp", True, "pulumi-gcp, the pack's reference form"),
     SubscriptionType(
@@ -96,6 +123,7 @@ SUBSCRIPTION_TYPES: tuple[SubscriptionType, ...] = (
         )
         for t in deployment_manager.DEPLOYMENTS
     ),
+    *(SubscriptionType(t, "crossplane", True, why) for t, why in _CROSSPLANE_WHY.items()),
     SubscriptionType(
         "google-native:pubsub/v1beta2:Subscription",
         "google-native",
@@ -161,7 +189,7 @@ def unmapped(resource_type: str) -> SubscriptionType | None:
     return known if known is not None and not known.mapped else None
 
 
-_GRANT_KINDS = ("iammember", "iambinding", "iampolicy")
+_GRANT_KINDS = ("iammember", "iambinding", "iampolicy", "iammemberremove")
 _READ_ON = (
     "serviceaccount",
     "projectiam",
@@ -178,17 +206,23 @@ accounts, projects and their ancestors, Cloud Run, Cloud Functions, topics and s
 
 def unmapped_iam(resource: WireResource) -> str | None:
     """Why the grants a resource makes are not read, for an IAM resource of one of the new
-    routes (Google Cloud Native, the bridged Terraform providers, Config Connector) on a kind
+    routes (Google Cloud Native, the bridged Terraform providers, Config Connector, Crossplane,
+    whose IAM kinds none is mapped) on a kind
     the grant rules read that no adapter maps
     (``google-native:cloudfunctions/v2:FunctionIamMember``,
-    ``google:index/organizationIamMember:OrganizationIamMember``, a Config Connector
+    ``google:index/organizationIamMember:OrganizationIamMember``, pulumi-gcp's own
+    ``gcp:organizations/iAMMember:IAMMember``, ``gcp:folder/iAMMember:IAMMember``,
+    ``gcp:cloudfunctionsv2/functionIamMember:FunctionIamMember`` and
+    ``gcp:projects/iamMemberRemove:IamMemberRemove``, a Config Connector
     ``IAMPolicyMember`` on a ``Folder``...); ``None`` otherwise. The grant rules are then not
     checked for the stack's subscriptions: a grant they look for may be that one."""
     kind = resource.type.lower()
     package = resource.type.split(":", 1)[0]
     if resource.type in native.TYPES or resource.type in terraform.TYPES:
         return None
-    if package in ("google-native", *terraform.PACKAGES):
+    if resource.type in IAM_TARGETS:
+        return None  # read by the stack graph (pulumi-gcp)
+    if package in ("gcp", "google-native", *terraform.PACKAGES):
         if kind.endswith(_GRANT_KINDS) and any(k in kind for k in _READ_ON):
             return resource.type
         return None
@@ -196,7 +230,7 @@ def unmapped_iam(resource: WireResource) -> str | None:
         return kcc.unmapped_target(resource)
     if resource.type in deployment_manager.TYPES:
         return deployment_manager.unmapped_grants(resource)
-    return None
+    return crossplane.unmapped_iam(resource)
 
 
 def uncheckable(resource_types: Iterable[str]) -> list[SubscriptionType]:
@@ -274,9 +308,11 @@ def unreadable_error(resources: Iterable[Declared]) -> str | None:
 
 def route_of(resource_type: str) -> str | None:
     """The route (``gcp``, ``google-native``, ``config-connector``, ``terraform``,
-    ``deployment-manager``) whose adapter maps ``resource_type``, or ``None``."""
+    ``deployment-manager``, ``crossplane``) whose adapter maps ``resource_type``, or ``None``."""
     if resource_type in deployment_manager.TYPES:
         return "deployment-manager"
+    if resource_type in crossplane.TYPES:
+        return "crossplane"
     if resource_type in native.TYPES:
         return "google-native"
     if resource_type in kcc.TYPES:
@@ -307,6 +343,8 @@ def canonical(resource: WireResource, index: kcc.KccIndex | None = None) -> list
         return [terraform.to_gcp(_as_bridged(resource))]
     if route == "deployment-manager":
         return deployment_manager.to_gcp(resource)
+    if route == "crossplane":
+        return [crossplane.to_gcp(resource)]
     if route == "gcp":
         return [_as_bridged(resource)]
     return [resource]
@@ -360,6 +398,10 @@ _IAM_READ = {
     "deployment-manager": "none inside the deployment: a configuration that grants roles "
     "(`accessControl`, a `setIamPolicy` action, an `iamMemberBinding` type) leaves the grant "
     "rules not checked for the stack; the other routes' IAM resources are read",
+    "crossplane": "none: a provider-upjet-gcp `*IAMMember` on a service account, project, "
+    "folder, organization, Cloud Run service, Cloud Function, topic or subscription leaves the "
+    "grant rules not checked (grants made with another route's resources in the same stack are "
+    "read)",
 }
 _PROJECT_FROM = {
     "gcp": "`project`, else the provider's (`gcp:project`, `GOOGLE_PROJECT`...)",
@@ -373,6 +415,9 @@ _PROJECT_FROM = {
     "`GOOGLE_PROJECT`...)",
     "deployment-manager": "the subscription's `name` (`projects/P/subscriptions/S`), else the "
     "deployment's `project`, else the provider's (`gcp:project`, `GOOGLE_PROJECT`...)",
+    "crossplane": "`spec.forProvider.project` (else `spec.initProvider.project`); else the "
+    "`ProviderConfig`'s, which is in the cluster: not checked (`defaultProject` does not stand "
+    "in)",
 }
 
 
