@@ -28,7 +28,6 @@ enforcement level. A validator never raises: bad config and malformed properties
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pulumi_policy import (
@@ -46,26 +45,30 @@ from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
 
 from pushguard.crossguard.facts import Resolution, subscription_facts
 from pushguard.crossguard.finding_note import encode
-from pushguard.crossguard.graph import StackGraph
-from pushguard.crossguard.not_checked import NotChecked
-from pushguard.crossguard.numbers import declared_numbers, numbers_for
-from pushguard.crossguard.resources import SUBSCRIPTION_TYPE, WireResource
+from pushguard.crossguard.resources import WireResource
 from pushguard.crossguard.routes import (
     MAPPED_SUBSCRIPTION_TYPES,
     TRIGGER_TYPES,
     UNCHECKABLE_TYPES,
-    SubscriptionType,
     cannot_check,
     canonical,
-    canonical_stack,
     unmapped,
-    unmapped_iam,
 )
 from pushguard.crossguard.routes.eventarc import TRIGGER
-from pushguard.crossguard.routes.shaped import PushShaped, push_shaped
+from pushguard.crossguard.routes.shaped import push_shaped
 from pushguard.crossguard.scope import Unverified, current_scope
 from pushguard.crossguard.secrets import scrub
+from pushguard.crossguard.stack_analysis import StackAnalysis, stack_analysis
 from pushguard.crossguard.triggers import trigger_facts, trigger_path
+from pushguard.crossguard.undecided import (
+    GRANT_RULES,
+    grants_not_read,
+    not_checked,
+    not_mapped,
+    unconfigured,
+    undecided_at_preview,
+    why_unknown,
+)
 from pushguard.crossguard.wire import WireShapeError, plain
 from pushguard.policy.config_file import PROJECT_NUMBERS
 from pushguard.policy.settings import (
@@ -132,140 +135,6 @@ def _finding(
     excepted = settings.exception_for(sub.urn, place, path(sub, resolution))
     active = excepted is not None and excepted.active
     report(encode(text, identity, excepted), urn, excepted=active)
-
-
-@dataclass(frozen=True)
-class _StackAnalysis:
-    """The rule-independent part of a stack check: each readable subscription and Eventarc
-    trigger with its facts resolved through the stack's graph (every route's resources in
-    pulumi-gcp's form), and each resource of a type known to create a subscription that
-    pushguard does not map."""
-
-    subscriptions: list[tuple[WireResource, Resolution]]
-    unmapped: list[tuple[WireResource, SubscriptionType]]
-    unmapped_grants: list[str]
-    """The IAM resources whose grants are not read (:func:`~pushguard.crossguard.routes.
-    unmapped_iam`), each described once."""
-    unreadable: list[tuple[WireResource, WireShapeError]]
-    """Subscriptions whose stack-side properties (the outputs, in ``pushguard analyze`` and
-    ``AnalyzeStack``) have a shape the provider would never return: each is a diagnostic of
-    every policy, never a pass (issue 27)."""
-    shaped: list[tuple[WireResource, PushShaped]]
-    """Resources of unmapped types whose outputs are shaped like a push configuration: each is
-    "cannot be checked" (:mod:`pushguard.crossguard.routes.shaped`)."""
-
-    @classmethod
-    def of(cls, policy_resources: list[Any], settings: PackSettings) -> _StackAnalysis:
-        wire = [WireResource.from_policy_resource(r) for r in policy_resources]
-        declared = declared_numbers(wire)
-        skipped = [(r, known) for r in wire if (known := unmapped(r.type)) is not None]
-        shaped = [(r, found) for r in wire if (found := _shaped(r))]
-        grants = sorted({f"{why} {r.name!r}" for r in wire if (why := unmapped_iam(r))})
-        resources = canonical_stack(wire)
-        graph = StackGraph.build(resources, settings)
-        subscriptions = []
-        unreadable = []
-        for sub in resources:
-            read = {SUBSCRIPTION_TYPE: subscription_facts, TRIGGER: trigger_facts}.get(sub.type)
-            if read is None:
-                continue
-            try:
-                full = read(sub, settings.with_numbers(numbers_for(sub, declared)), graph)
-            except WireShapeError as error:
-                # Worded as the resource half words it, so the server drops the repeat when
-                # the inputs have the same problem.
-                unreadable.append((sub, error))
-                continue
-            subscriptions.append((sub, full))
-        return cls(subscriptions, skipped, grants, unreadable, shaped)
-
-
-def _shaped(resource: WireResource) -> PushShaped | None:
-    """:func:`push_shaped` of a stack resource; one without a provider is a component."""
-    custom = resource.provider_props is not None
-    return push_shaped(resource.type, resource.name, resource.props, custom=custom)
-
-
-_NUMBERS = "add the project to the top-level projectNumbers map (project ID to number)"
-ENABLES: dict[str, str] = {
-    "project_number": _NUMBERS,
-    "dead_letter": _NUMBERS,
-    "token_creator_grant": "add the project to the top-level projectNumbers map, or list it in "
-    "tokenCreatorGrantedProjects under {policy}",
-    "in_service_perimeter": "set perimeterProjects under {policy} and add the project to the "
-    "top-level projectNumbers map",
-    "push_auth_account": "set defaultProject under {policy} (the project of subscriptions that "
-    "name none) and add both projects to the top-level projectNumbers map, or name the push-auth "
-    "account by its e-mail",
-    "target": "declare the service behind the endpoint in this stack to check its grants",
-}
-"""Per result field, what lets a rule decide (``{policy}``: the policy's name; settings go in
-the policy config)."""
-
-
-def _not_checked(policy: str, sub: WireResource, result: Result, cause: str = "") -> None:
-    """Note that ``policy`` could not check ``sub`` for want of configuration (answered by the
-    server as a ``not_applicable`` entry on the subscription); ``cause``: what configuration is
-    missing beyond the result's own message (:func:`_unconfigured`)."""
-    notes = current_scope().notes
-    if notes is None:
-        return
-    hint = ENABLES.get(result.field or "", "").format(policy=policy)
-    if sub.no_default_project and "defaultProject" in hint:
-        # defaultProject does not stand in for a project its placement chooses (routes/kcc.py)
-        hint = _NUMBERS
-    enable = f"; {hint}" if hint else ""
-    because = f" ({cause})" if cause else ""
-    reason = scrub(f"{sub.name}: not checked: {result.message}{because}{enable}")
-    notes.not_checked.append(NotChecked(policy, sub.report_urn, reason))
-
-
-GRANT_RULES = frozenset(
-    {
-        "push-agent-token-creator",
-        "push-invoker-binding",
-        "push-dead-letter-iam",
-        "push-sa-broad-grants",
-        "push-target-requires-auth",
-    }
-)
-"""The rules that read IAM grants declared in the stack: not checked at all (neither passed nor
-violated) while the stack grants through a resource pushguard does not map."""
-
-
-def _grants_not_read(policy: str, sub: WireResource, unread: list[str]) -> None:
-    notes = current_scope().notes
-    if notes is None:
-        return
-    reason = scrub(
-        f"{sub.name}: not checked: the stack grants roles through {', '.join(unread)}, which "
-        "pushguard does not map, so the grants this rule looks for are not all known"
-    )
-    notes.not_checked.append(NotChecked(policy, sub.report_urn, reason))
-
-
-def _not_mapped(policy: str, resource: WireResource, known: SubscriptionType) -> None:
-    """Note that ``policy`` did not check ``resource``, whose type creates a Pub/Sub
-    subscription pushguard does not map (:data:`pushguard.crossguard.routes.SUBSCRIPTION_TYPES`)."""
-    notes = current_scope().notes
-    if notes is None:
-        return
-    reason = scrub(
-        f"{resource.name}: not checked: {resource.type} creates a Pub/Sub subscription that "
-        f"pushguard does not map ({known.why})"
-    )
-    notes.not_checked.append(NotChecked(policy, resource.urn, reason))
-
-
-def _stack_analysis(policy_resources: list[Any], settings: PackSettings) -> _StackAnalysis:
-    cache = current_scope().stack_cache
-    if cache is None:
-        return _StackAnalysis.of(policy_resources, settings)
-    key = settings.model_dump_json()
-    analysis = cache.get(key)
-    if not isinstance(analysis, _StackAnalysis):
-        analysis = cache[key] = _StackAnalysis.of(policy_resources, settings)
-    return analysis
 
 
 def _summary(rule: Rule) -> str:
@@ -401,13 +270,13 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
                     resolution=resolution,
                 )
 
-    def _report_unanalysed(self, analysis: _StackAnalysis, report: _Report) -> None:
+    def _report_unanalysed(self, analysis: StackAnalysis, report: _Report) -> None:
         """What no rule can run on: subscriptions of a type pushguard does not map (not
         checked; their resource half reports them), subscriptions whose outputs have a shape no
         provider returns (reported) and resources of unmapped types whose outputs are shaped
         like a push configuration (cannot be checked: reported, mandatory)."""
         for resource, known in analysis.unmapped:
-            _not_mapped(self.name, resource, known)
+            not_mapped(self.name, resource, known)
         for sub, problem in analysis.unreadable:
             if sub.type != TRIGGER:
                 report(f"Cannot read subscription {sub.name!r}: {problem}.", sub.report_urn)
@@ -422,7 +291,7 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
         except PackConfigError:
             return  # the resource half reports it on every subscription
         unverified: list[tuple[WireResource, Resolution, Result, str]] = []
-        analysis = _stack_analysis(list(args.resources), settings)
+        analysis = stack_analysis(list(args.resources), settings)
         self._report_unanalysed(analysis, report)
         # A violation the resource half already reported (same policy, URN and message) is
         # dropped by the server; one it could not see (the project or endpoint only in the
@@ -431,7 +300,7 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
             if not self.rule.applies_to(full.facts):
                 continue  # an Eventarc trigger, which this rule does not judge
             if analysis.unmapped_grants and self.name in GRANT_RULES:
-                _grants_not_read(self.name, sub, analysis.unmapped_grants)
+                grants_not_read(self.name, sub, analysis.unmapped_grants)
                 continue
             for result in self.rule.check(full.facts):
                 if result.status is Status.VIOLATION:
@@ -446,11 +315,11 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
                         resolution=full,
                         urn=sub.report_urn,
                     )
-                elif _undecided_at_preview(full, result.field):
-                    why = f"{result.message} ({_why(full, result.field)})"
+                elif undecided_at_preview(full, result.field):
+                    why = f"{result.message} ({why_unknown(full, result.field)})"
                     unverified.append((sub, full, result, why))
                 else:
-                    _not_checked(self.name, sub, result, _unconfigured(full, result.field))
+                    not_checked(self.name, sub, result, unconfigured(full, result.field))
         if not unverified:
             return
         if settings.unknown_at_preview == "enforce":
@@ -479,60 +348,6 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
         error = UnknownValueError(UNKNOWN_STRING_VALUE, [])
         error.message = scrub(f"{details}. {later}")
         raise error
-
-
-_RESTS_ON: dict[str, tuple[str, ...]] = {
-    "push_endpoint": ("push_endpoint",),
-    "push_auth_account": (
-        "push_auth_account",
-        "push_auth_account_grants",
-        "push_auth_account_bindings",
-        "project_id",
-    ),
-    "target": ("invoker_target", "push_endpoint", "push_auth_account"),
-    "dead_letter": ("dead_letter_topic_grants", "subscription_grants", "project_id"),
-    "project_number": ("project_id",),
-    "in_service_perimeter": ("in_service_perimeter", "project_id"),
-    "exactly_once_delivery": ("exactly_once_delivery",),
-}
-"""Per result field (:attr:`~pushguard.rules.Result.field`), the facts whose values decide it:
-a result is undecided at preview only when one of these is unknown, and its reasons are theirs.
-A field not listed rests on every fact."""
-
-
-def _facts_for(field: str | None) -> tuple[str, ...] | None:
-    """The facts a result field rests on, ``None`` when not listed (every fact)."""
-    return _RESTS_ON.get(field) if field else None
-
-
-def _undecided_at_preview(resolution: Resolution, field: str | None) -> bool:
-    """An undecided result is due to preview when a fact it rests on is unknown, or has a
-    reason (a value not known yet); otherwise the fact was simply not collected (not checked).
-    A fact unknown for want of configuration (:attr:`Resolution.unconfigured`, no project
-    anywhere) is not due to preview."""
-    facts = _facts_for(field)
-    unknown = resolution.facts.unknown - resolution.unconfigured.keys()
-    if facts is None:
-        return bool(unknown) or bool(resolution.reasons)
-    return any(f in unknown or f in resolution.reasons for f in facts)
-
-
-def _unconfigured(resolution: Resolution, field: str | None) -> str:
-    """Why the facts a not-checked result rests on are missing from the configuration (each
-    distinct reason once), or ``""``."""
-    facts = _facts_for(field)
-    missing = resolution.unconfigured
-    keys = sorted(missing) if facts is None else [f for f in facts if f in missing]
-    return "; ".join(dict.fromkeys(missing[f] for f in keys))
-
-
-def _why(resolution: Resolution, field: str | None) -> str:
-    """Why the facts a result rests on are unknown: their reasons, each distinct one once."""
-    facts = _facts_for(field)
-    reasons = resolution.reasons
-    keys = sorted(reasons) if facts is None else [f for f in facts if f in reasons]
-    chosen = list(dict.fromkeys(reasons[f] for f in keys))
-    return "; ".join(chosen) if chosen else "a value is not known until the stack is deployed"
 
 
 class ProjectNumbersPolicy(StackValidationPolicy):
