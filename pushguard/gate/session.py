@@ -12,7 +12,7 @@ from typing import Any
 from pushguard.crossguard.finding_note import decode
 from pushguard.gate.analyzer import Diagnostic, PolicyPackProcess, initial_config, policy_infos
 from pushguard.gate.result import PolicyMeta, Violation
-from pushguard.policy.config_file import PolicyConfig, reconcile, rule_config
+from pushguard.policy.config_file import PROJECT_NUMBERS, PolicyConfig, reconcile, rule_config
 
 PUSHGUARD_PACK = "pushguard"
 """The name pushguard's own pack reports; its settings are checked before any analysis."""
@@ -52,7 +52,10 @@ class PackSession:
         resolved = pack.configure(config, source=source)
         if info.name == PUSHGUARD_PACK:
             rule_config(resolved, source)
-        return cls(pack, info, resolved, policy_meta(info, resolved))
+        meta = policy_meta(info, resolved)
+        if info.name == PUSHGUARD_PACK:
+            meta.pop(PROJECT_NUMBERS, None)  # settings, not a check: no rule in the reports
+        return cls(pack, info, resolved, meta)
 
     @property
     def name(self) -> str:

@@ -146,7 +146,13 @@ def test_malformed_config_connector_iam_never_breaks_the_stack(props) -> None:
         ("google:index/serviceAccountIamMember:ServiceAccountIamMember", False),  # mapped
         ("google:index/storageBucketIamMember:StorageBucketIamMember", False),  # not read
         ("google-native:notebooks/v1:RuntimeIamMember", False),
-        ("gcp:organizations/iAMMember:IAMMember", False),  # pulumi-gcp: as before issue 25
+        ("gcp:serviceaccount/iAMMember:IAMMember", False),  # pulumi-gcp, read by the graph
+        # pulumi-gcp IAM the graph does not read (issue 34): a grant there may be the one
+        ("gcp:organizations/iAMMember:IAMMember", True),
+        ("gcp:folder/iAMMember:IAMMember", True),
+        ("gcp:cloudfunctionsv2/functionIamMember:FunctionIamMember", True),
+        ("gcp:projects/iamMemberRemove:IamMemberRemove", True),
+        ("gcp:storage/bucketIAMMember:BucketIAMMember", False),  # not on what the rules read
     ],
 )
 def test_which_iam_resources_leave_the_grant_rules_not_checked(kind: str, unread: bool) -> None:

@@ -193,6 +193,7 @@ _GRANT_KINDS = ("iammember", "iambinding", "iampolicy", "iammemberremove")
 _READ_ON = (
     "serviceaccount",
     "projectiam",
+    "projects/",
     "cloudrun",
     "run/v",
     "function",
@@ -222,14 +223,14 @@ def unmapped_iam(resource: WireResource) -> str | None:
         return None
     if resource.type in IAM_TARGETS:
         return None  # read by the stack graph (pulumi-gcp)
+    if resource.type in deployment_manager.TYPES:
+        return deployment_manager.unmapped_grants(resource)
     if package in ("gcp", "google-native", *terraform.PACKAGES):
         if kind.endswith(_GRANT_KINDS) and any(k in kind for k in _READ_ON):
             return resource.type
         return None
     if resource.type in (kcc.POLICY_MEMBER, kcc.PARTIAL_POLICY, kcc.POLICY):
         return kcc.unmapped_target(resource)
-    if resource.type in deployment_manager.TYPES:
-        return deployment_manager.unmapped_grants(resource)
     return crossplane.unmapped_iam(resource)
 
 
