@@ -65,6 +65,7 @@ from pushguard.policy.config_file import (
     ALL,
     PROJECT_NUMBERS,
     all_settings_problem,
+    every_project_number,
     project_number_problems,
     with_project_numbers,
 )
@@ -226,12 +227,17 @@ def _lay_project_numbers(request: Any, defaults: dict[str, Any]) -> str:
     policy name -> proto level), as the CLI would have sent. Returns what is wrong (a malformed
     map, two numbers for one project), or ``""``."""
     entry = request.policyConfig.get(PROJECT_NUMBERS)
-    if entry is None or not entry.properties.fields:
-        return ""
-    numbers = json_format.MessageToDict(entry.properties)
-    problems = project_number_problems(numbers)
+    top = json_format.MessageToDict(entry.properties) if entry is not None else {}
+    problems = project_number_problems(top)
     if problems:
         return f"{PROJECT_NUMBERS}: " + "; ".join(problems)
+    given = {n: json_format.MessageToDict(c.properties) for n, c in request.policyConfig.items()}
+    try:
+        numbers = every_project_number(top, given)
+    except ValueError as error:
+        return str(error)
+    if not numbers:
+        return ""
     for name, level in sorted(defaults.items()):
         if name == PROJECT_NUMBERS:
             continue

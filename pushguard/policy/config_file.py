@@ -252,6 +252,33 @@ def project_number_problems(numbers: Mapping[str, Any]) -> list[str]:
     return []
 
 
+def every_project_number(
+    top: Mapping[str, Any], policies: Mapping[str, Mapping[str, Any]]
+) -> dict[str, Any]:
+    """The one project ID -> number map: the top-level :data:`PROJECT_NUMBERS` with every
+    policy's own ``projectNumbers`` added (a number said under one policy is read by all).
+
+    Raises:
+        ValueError: two entries give one project different numbers (naming both and where).
+    """
+    merged = dict(top)
+    where = dict.fromkeys(top, f"the top-level {PROJECT_NUMBERS}")
+    for policy, properties in sorted(policies.items()):
+        own = properties.get("projectNumbers") if policy != PROJECT_NUMBERS else None
+        if not isinstance(own, Mapping):
+            continue
+        for project, number in own.items():
+            if project in merged and str(merged[project]) != str(number):
+                raise ValueError(
+                    f"{policy}: projectNumbers gives {project} the number {number!r}, but "
+                    f"{where[project]} gives {merged[project]!r}; say each project's number once, "
+                    f"in the top-level {PROJECT_NUMBERS}"
+                )
+            merged.setdefault(project, number)
+            where.setdefault(project, f"{policy}'s projectNumbers")
+    return merged
+
+
 def with_project_numbers(
     properties: Mapping[str, Any], numbers: Mapping[str, Any], policy: str
 ) -> dict[str, Any]:
@@ -298,8 +325,14 @@ def rule_config(resolved: Mapping[str, PolicyConfig], source: str = "") -> RuleC
     levels: dict[str, EnforcementLevel] = {}
     settings: dict[str, PackSettings] = {}
     allowed = {level.value for level in EnforcementLevel}
-    numbers = resolved.get(PROJECT_NUMBERS, PolicyConfig()).properties
-    problems = [f"{PROJECT_NUMBERS}: {p}" for p in project_number_problems(numbers)]
+    top = resolved.get(PROJECT_NUMBERS, PolicyConfig()).properties
+    problems = [f"{PROJECT_NUMBERS}: {p}" for p in project_number_problems(top)]
+    try:
+        numbers = every_project_number(
+            top, {name: entry.properties for name, entry in resolved.items()}
+        )
+    except ValueError as error:
+        raise PolicyConfigError(source, [str(error)]) from None
     for rule in RULES:
         entry = resolved.get(rule.id, PolicyConfig())
         level = entry.level or rule.default_level.value

@@ -60,8 +60,8 @@ def _project_ref(value: str) -> str:
 
 
 def _project_number(value: str) -> str:
-    if not _PROJECT_NUMBER.match(value):
-        raise ValueError(f"must be a project number (digits only), not {value!r}")
+    if not _PROJECT_NUMBER.match(value) or value.startswith("0"):
+        raise ValueError(f"must be a project number (digits only, no leading zero), not {value!r}")
     return value
 
 
@@ -125,6 +125,19 @@ class PackSettings(BaseModel):
     unknown_at_preview: Literal["warn", "enforce"] = Field("warn", alias="unknownAtPreview")
     exception_max_days: int = Field(DEFAULT_MAX_DAYS, ge=1, le=3660, alias="exceptionMaxDays")
     exceptions: tuple[PolicyException, ...] = Field((), alias="exceptions")
+
+    @field_validator("project_numbers")
+    @classmethod
+    def _one_project_per_number(cls, value: dict[str, str]) -> dict[str, str]:
+        seen: dict[str, str] = {}
+        for project, number in value.items():
+            if number in seen:
+                raise ValueError(
+                    f"{seen[number]} and {project} are both given the number {number}; a "
+                    "project number names one project"
+                )
+            seen[number] = project
+        return value
 
     @field_validator("exceptions")
     @classmethod
@@ -231,6 +244,7 @@ class PackSettings(BaseModel):
         - ``project_id`` and ``project_number``: each kept if the source knew it, else the other
           name's through ``projectNumbers`` (:meth:`resolve`), so a subscription that names its
           project by number is judged as the project it is;
+        - ``project_number_claimed``: the number is only the program's claim (:meth:`with_numbers`);
         - ``push_auth_account_project_names``: the push-auth account's project by both names
           (from its e-mail or ``push_auth_account_project``), for the same-project comparison;
         - ``exempt_endpoint_prefixes``: ``exemptEndpointPrefixes``;
@@ -244,11 +258,15 @@ class PackSettings(BaseModel):
         names = self.resolve(facts.project_number or facts.project_id)
         project_id = facts.project_id or names.id
         number = facts.project_number or self.resolve(project_id).number or names.number
+        claimed = bool(number) and not (
+            facts.project_number or self.project_numbers.get(project_id or "")
+        )
         both = (project_id, number)
         return facts.model_copy(
             update={
                 "project_id": project_id,
                 "project_number": number,
+                "project_number_claimed": facts.project_number_claimed or claimed,
                 "push_auth_account_project_names": self._account_names(facts),
                 "exempt_endpoint_prefixes": self.exempt_endpoint_prefixes,
                 "in_service_perimeter": facts.in_service_perimeter

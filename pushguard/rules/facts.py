@@ -169,6 +169,10 @@ class SubscriptionFacts(_Frozen):
     resource: str
     project_id: str | None = None
     project_number: str | None = None
+    project_number_claimed: bool = False
+    """``project_number`` is only what the checked program says of itself (a
+    ``PushSubscription``'s ``project_number``), not the source's nor the policy config's: good
+    enough to name the service agent, never to decide that two projects are the same."""
     push_endpoint: str | None = None
     push_endpoint_source: Literal["cloud-run", "cloud-function"] | None = None
     """Set when the endpoint is not known yet but is computed from one service in the same

@@ -83,6 +83,8 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
         return
     ours = ProjectNames(facts.project_id, facts.project_number)
     same = ours.same_as(account)
+    if same and not (ours.id and account.id) and facts.project_number_claimed:
+        same = None  # "the same number" on the program's word alone: not decided
     if same is None:
         kind = "ID" if account.id else "number"
         yield Result.unknown(

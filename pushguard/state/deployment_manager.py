@@ -38,6 +38,26 @@ class ConfigError(ValueError):
     target.config.content")."""
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a mapping that repeats a key: PyYAML keeps the last
+    value, and nothing Google publishes says which one Deployment Manager keeps, so a
+    configuration with two ``pushConfig`` keys cannot be judged."""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            self.flatten_mapping(node)  # merge keys (<<) first, as PyYAML does
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                if isinstance(key, str | int | float | bool) and key in seen:
+                    raise ConfigError(
+                        f"its target.config.content repeats the key {key!r} in one mapping "
+                        f"(line {key_node.start_mark.line + 1})"
+                    )
+                seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
 @lru_cache(maxsize=128)
 def parse_config(content: str) -> Mapping[str, Any]:
     """``content`` (a configuration's YAML) as plain data: mappings with string keys, lists,
@@ -50,7 +70,7 @@ def parse_config(content: str) -> Mapping[str, Any]:
             :data:`MAX_DEPTH` levels once aliases are followed).
     """
     try:
-        document = yaml.safe_load(content)
+        document = yaml.load(content, Loader=_UniqueKeyLoader)  # a SafeLoader
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""

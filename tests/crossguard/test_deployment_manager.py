@@ -93,3 +93,17 @@ def test_grants_inside_a_deployment_are_named_for_the_grant_rules() -> None:
     assert "iamMemberBinding" in str(unmapped_iam(deployment(binding)))
     assert "cannot read in full" in str(unmapped_iam(deployment("a: [")))
     assert unmapped_iam(deployment(one("pubsub.v1.subscription", PUSH))) is None
+
+
+def test_a_repeated_key_is_refused_not_the_last_one_kept() -> None:
+    """Found by the attacker trial: PyYAML keeps the last of two ``pushConfig`` keys; which one
+    Deployment Manager keeps is not documented, so the configuration cannot be judged."""
+    from pushguard.state.deployment_manager import ConfigError, parse_config
+
+    content = (
+        "resources:\n- name: s\n  type: pubsub.v1.subscription\n  properties:\n"
+        "    pushConfig: {pushEndpoint: 'http://evil.example/p'}\n"
+        "    pushConfig: {pushEndpoint: 'https://x-3kq2x7ab9c-ew.a.run.app/p'}\n"
+    )
+    with pytest.raises(ConfigError, match="repeats the key 'pushConfig'"):
+        parse_config(content)

@@ -284,3 +284,60 @@ def test_a_perimeter_listed_by_number_alone_is_never_presumed_left(tmp_path: Pat
     }
     assert set(unchecked) == {"orders", "raw"}, report["notChecked"]
     assert "lists project 111111111111 by number" in unchecked["raw"]
+
+
+def _preview(tmp_path: Path, program: str, config: dict[str, Any]) -> tuple[int, Any]:
+    folder = tmp_path / "team"
+    folder.mkdir()
+    (folder / "Pulumi.yaml").write_text(json.dumps({"name": "team", "runtime": "python"}))
+    (folder / "__main__.py").write_text(program)
+    (folder / "Pulumi.dev.yaml").write_text(json.dumps({"config": {}}))
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    result = CliRunner().invoke(
+        app, ["preview", str(folder), "-f", "json", "--policy-config", str(path)]
+    )
+    if result.exit_code == 2:
+        return 2, " ".join((result.stdout + result.stderr).split())
+    return result.exit_code, json.loads(result.stdout)
+
+
+def test_a_number_the_program_claims_never_makes_two_projects_the_same(tmp_path: Path) -> None:
+    """Found by the attacker trial: a component told ``project_number=666...`` and given
+    ``666...-compute@developer...`` as its account passed push-sa-same-project."""
+    program = COMPONENT.replace('"111111111111"', '"666666666666"').replace(
+        '"audience": "orders",',
+        '"audience": "orders",\n'
+        '    "push_auth_service_account_email": '
+        '"666666666666-compute@developer.gserviceaccount.com",',
+    )
+    code, report = _preview(tmp_path, program, {})
+    assert code == 0  # nothing mandatory is violated: the account's project is undecided
+    unchecked = {(n["policy"], _name(n["urn"])) for n in report["notChecked"]}
+    assert ("push-sa-same-project", "orders") in unchecked
+
+
+@pytest.mark.parametrize(
+    ("numbers", "said"),
+    [
+        ({"acme-x": "00444444444444"}, "no leading zero"),
+        ({"acme-x": "444444444444", "acme-y": "444444444444"}, "names one project"),
+    ],
+)
+def test_numbers_that_cannot_be_one_project_are_refused(
+    tmp_path: Path, numbers: dict[str, str], said: str
+) -> None:
+    code, text = _preview(tmp_path, _program("acme-x"), {"projectNumbers": numbers})
+    assert code == 2
+    assert said in text
+
+
+def test_a_number_said_under_one_policy_is_read_by_every_policy(tmp_path: Path) -> None:
+    config = {
+        "push-sa-same-project": {"projectNumbers": {"acme-x": "444444444444"}},
+        "push-vpcsc-default-url": {"perimeterProjects": ["projects/444444444444"]},
+    }
+    code, report = _preview(tmp_path, _program("acme-x"), config)
+    assert code == 1
+    found = {(_name(v["urn"]), v["policy"]) for v in report["violations"]}
+    assert ("perimeter", "push-vpcsc-default-url") in found
