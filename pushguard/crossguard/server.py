@@ -13,8 +13,9 @@ own Analyzer servicer, extended in two ways:
   example) gets a diagnostic per enabled policy instead of a failed gRPC call;
 - each policy checks a subscription twice, from its inputs (``Analyze``) and from the stack's
   outputs and graph (``AnalyzeStack``); a stack diagnostic that repeats a resource diagnostic
-  (same policy, URN and message) is dropped, so a finding is shown once and one only the outputs
-  show (a project the provider filled in, a drifted endpoint) is still shown.
+  (same policy, URN and finding ID, or message for a diagnostic without an ID) is dropped, so a
+  finding is shown once and one only the outputs show (a project the provider filled in, a
+  drifted endpoint) is still shown.
 
 pulumi-policy's servicer class is internal (``_PolicyAnalyzerServicer``); the supported range in
 ``pyproject.toml`` is pinned and the protocol tests start this server exactly as the Pulumi CLI
@@ -39,6 +40,7 @@ from pulumi_policy.policy import _GRPC_CHANNEL_OPTIONS, _PolicyAnalyzerServicer
 
 from pushguard import __version__
 from pushguard._about import project_url
+from pushguard.crossguard.finding_note import decode
 from pushguard.crossguard.not_checked import encode
 from pushguard.crossguard.policies import PushguardPolicy, build_policies
 from pushguard.crossguard.routes import MAPPED_SUBSCRIPTION_TYPES, UNCHECKABLE_TYPES
@@ -75,8 +77,8 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
         )
         self._policies = policies
         self._reported: set[tuple[str, str, str]] = set()
-        """``(policy, URN, message)`` of the ``Analyze`` diagnostics since ``Configure`` or the
-        last ``AnalyzeStack``, so ``AnalyzeStack`` does not repeat them (the engine sends it once,
+        """:func:`_once_key` of the ``Analyze`` diagnostics since ``Configure`` or the last
+        ``AnalyzeStack``, so ``AnalyzeStack`` does not repeat them (the engine sends it once,
         after every ``Analyze`` of the stack)."""
         # The resource types the resource halves check, when every policy is pushguard's own.
         self._resource_types: frozenset[str] | None = (
@@ -105,7 +107,7 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
         )
         _lower_excepted(response, scope)
         self._reported.update(
-            (d.policyName, d.urn or request.urn, d.message) for d in response.diagnostics
+            _once_key(d.policyName, d.urn or request.urn, d.message) for d in response.diagnostics
         )
         return response
 
@@ -123,7 +125,7 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
         new = [
             d
             for d in response.diagnostics
-            if (d.policyName, d.urn, d.message) not in self._reported
+            if _once_key(d.policyName, d.urn, d.message) not in self._reported
         ]
         del response.diagnostics[:]
         response.diagnostics.extend(new)
@@ -180,6 +182,15 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
                 )
             )
         return response
+
+
+def _once_key(policy: str, urn: str, message: str) -> tuple[str, str, str]:
+    """What makes two diagnostics one finding: policy, URN and the finding's ID
+    (:mod:`pushguard.crossguard.finding_note`), or the message for one without an ID. Not the
+    message alone: the two halves see a value through different envelopes (``AnalyzeStack``
+    gets outputs, where the engine makes a whole property secret), so one finding's message may
+    hide a secret in one half and not need to in the other."""
+    return policy, urn, decode(message).finding_id or message
 
 
 THREAD_STACK_BYTES = 256 * 1024 * 1024
