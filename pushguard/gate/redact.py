@@ -310,6 +310,7 @@ def _record(r: Redactor, record: ResourceRecord) -> ResourceRecord:
         },
         inputs=r.value(dict(record.inputs)),
         outputs=r.value(dict(record.outputs)),
+        import_id=r.string(record.import_id) if record.import_id else "",
     )
 
 

@@ -60,6 +60,15 @@ class ResourceRecord:
     names the default provider of a resource without ``provider``), ``""`` when not sent."""
     outputs: Mapping[str, Any] = field(default_factory=dict)
     source: Source | None = None
+    import_id: str = ""
+    """The ID of the existing cloud resource the engine imports (``RegisterResourceRequest.
+    importId``, the ``import`` resource option), ``""`` when the resource is not imported."""
+
+    @property
+    def imported(self) -> bool:
+        """Whether the engine imports this resource: a custom resource with an import ID
+        (``step_generator.go``: ``goal.Custom && goal.ID != ""`` with nothing in the state)."""
+        return self.custom and bool(self.import_id)
 
 
 @dataclass(frozen=True)
