@@ -266,6 +266,7 @@ def redact_result(result: StackResult) -> StackResult:
         result,
         resources=[_record(r, record) for record in result.resources],
         violations=[_violation(r, v) for v in result.violations],
+        unjudged=[_violation(r, v) for v in result.unjudged],
         not_checked=[
             dataclasses.replace(n, urn=r.urn(n.urn) if n.urn else n.urn, reason=r.text(n.reason))
             for n in result.not_checked

@@ -179,7 +179,8 @@ def summary(result: StackResult) -> dict[str, int]:
     """Counts: resources by operation (the stack included; ``import`` only when a resource is
     imported), violations by level (not counting those under an active exception),
     ``excepted`` (under an active exception), ``expiredExceptions`` (counted again, their
-    exception expired), exit code."""
+    exception expired), ``unjudged`` (only when a policy could not judge what the config asked
+    it to: :attr:`~pushguard.gate.result.StackResult.unjudged`), exit code."""
     counting = [v for v in result.violations if v.counts]
     counts = {level: sum(v.level == level for v in counting) for level in LEVELS}
     imports = sum(operation(result, r) == IMPORT for r in result.resources)
@@ -191,14 +192,23 @@ def summary(result: StackResult) -> dict[str, int]:
         "expiredExceptions": sum(
             v.excepted is not None and not v.excepted.active for v in result.violations
         ),
+        **({"unjudged": len(result.unjudged)} if result.unjudged else {}),
         "exitCode": result.exit_code,
     }
 
 
+VERDICTS = {0: "passed", 1: "FAILED", 2: "INCOMPLETE"}
+"""The summary line's last word by exit code: 2 when a policy could not judge what it was asked
+to (never "passed" then)."""
+
+
 def summary_line(result: StackResult) -> str:
-    """One line: resources and violations by level."""
+    """One line: resources and violations by level, then the verdict (:data:`VERDICTS`; an
+    incomplete run says how many checks could not run)."""
     counts = summary(result)
-    verdict = "FAILED" if result.exit_code else "passed"
+    verdict = VERDICTS[result.exit_code]
+    if result.unjudged:
+        verdict += f" ({len(result.unjudged)} check(s) could not judge a value)"
     resources = result.origin.resources_phrase(counts[operation(result)])
     if counts.get(IMPORT):
         resources += f", {counts[IMPORT]} to import"

@@ -178,9 +178,22 @@ def _result(
 
 
 def _invocation(result: StackResult, names: list[str], index: dict[str, int]) -> dict[str, Any]:
-    """The run's invocation: its exit code, and what was not checked as configuration
-    notifications."""
+    """The run's invocation: its exit code, each check that could not judge a value (exit 2) as
+    an error notification (SARIF 2.1.0 section 3.20.21), and what was not checked as
+    configuration notifications."""
     invocation: dict[str, Any] = {"executionSuccessful": True, "exitCode": result.exit_code}
+    if result.unjudged:
+        invocation["toolExecutionNotifications"] = [
+            {
+                "level": "error",
+                "message": {
+                    "text": message_text(
+                        f"not checked: {v.policy} on {resource_label(result, v.urn)}", names
+                    )
+                },
+            }
+            for v in result.unjudged
+        ]
     notes = [_not_checked(result, n, index) for n in result.not_checked]
     if notes:
         invocation["toolConfigurationNotifications"] = notes
