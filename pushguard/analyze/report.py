@@ -16,7 +16,7 @@ from rich.table import Table
 from pushguard.analyze.baseline import resolved_json
 from pushguard.analyze.origin import StateOrigin
 from pushguard.analyze.runner import AnalysisRun
-from pushguard.gate.redact import Redactor, redact_result
+from pushguard.gate.redact import PLAIN, Redactor, redact_result
 from pushguard.gate.report import LEVELS, repository_root, resource_label, shown, to_json
 from pushguard.gate.report import render_text as render_stack
 from pushguard.gate.report import summary as stack_summary
@@ -57,7 +57,10 @@ def summary(run: AnalysisRun) -> dict[str, int]:
 
 def redactor(run: AnalysisRun) -> Redactor:
     """The redaction of what the run says beyond its stacks (errors, unreadable and skipped
-    files): with the secrets of every stack analysed (an error may quote any of them)."""
+    files): with the secrets of every stack analysed (an error may quote any of them); built
+    only when there is such a text (:data:`~pushguard.gate.redact.PLAIN` otherwise)."""
+    if run.error is None and not run.unreadable and not run.skipped:
+        return PLAIN
     return Redactor.for_results(run.stacks)
 
 
@@ -235,7 +238,7 @@ def _unjudged_lines(run: AnalysisRun) -> list[str]:
     """One line per check that could not judge a value: the state file, the policy and the
     resource (redacted as the stack's reports show them)."""
     lines = []
-    for result in run.stacks:
+    for result in (r for r in run.stacks if r.unjudged):
         redacted = redact_result(result)
         path = result.origin.path if isinstance(result.origin, StateOrigin) else ""
         lines += [

@@ -11,7 +11,7 @@ from pushguard.analyze import report as analyze_report
 from pushguard.analyze.origin import StateOrigin
 from pushguard.analyze.runner import AnalysisRun
 from pushguard.cli.exit import ReportFormat, console_for_logs, recorded_text
-from pushguard.gate.redact import redact_error
+from pushguard.gate.redact import Redactor, redact_error
 from pushguard.gate.report import render_json, render_program_output, render_text
 from pushguard.gate.result import RunError, StackResult
 from pushguard.gate.sarif import render_sarif
@@ -125,7 +125,7 @@ class AnalyzeReport:
     def redact(self, text: str) -> str:
         """``text`` without the analysed stacks' secrets and URL credentials (for the
         ``--debug`` traceback)."""
-        return analyze_report.redactor(self.run).text(text)
+        return Redactor.for_results(self.run.stacks).text(text)
 
     def inputs(self) -> set[Path]:
         """The state files read, and those that could not be."""
