@@ -5,7 +5,9 @@ loopback port, print the port as the first line of stdout, serve until killed) w
 own Analyzer servicer, extended in two ways:
 
 - each request runs in its own :class:`~pushguard.crossguard.scope.RequestScope`: the secret
-  strings of the request (taken before pulumi-policy unwraps their envelopes) for
+  strings of the request (taken before pulumi-policy unwraps their envelopes; for
+  ``AnalyzeStack``, whose outputs the engine makes secret a whole property at a time, without
+  what each resource's ``Analyze`` inputs hold plain at the same place) for
   :func:`pushguard.crossguard.secrets.scrub`, so no policy message repeats them, and, for
   ``AnalyzeStack``, the shared stack analysis and what the policies could not decide (answered
   as ``not_applicable`` entries, :mod:`pushguard.crossguard.not_checked`);
@@ -27,7 +29,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent import futures
 from typing import Any
 
@@ -45,7 +47,7 @@ from pushguard.crossguard.not_checked import encode
 from pushguard.crossguard.policies import PushguardPolicy, build_policies
 from pushguard.crossguard.routes import MAPPED_SUBSCRIPTION_TYPES, UNCHECKABLE_TYPES
 from pushguard.crossguard.scope import RequestScope, StackNotes, Unverified, request_scope
-from pushguard.crossguard.wire import secret_strings
+from pushguard.crossguard.wire import record_secrets, secret_strings
 from pushguard.policy.config_file import ALL, all_settings_problem
 from pushguard.rules.docs import rules_markdown
 
@@ -76,6 +78,11 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
             repository=project_url("Repository"),
         )
         self._policies = policies
+        self._declared: dict[str, Any] = {}
+        """URN -> the inputs (a ``Struct``) of each resource ``Analyze`` looked at since
+        ``Configure`` or the last ``AnalyzeStack``: what the program declared plain, which
+        ``AnalyzeStack``'s outputs may hold inside a whole-property secret
+        (:func:`~pushguard.crossguard.wire.record_secrets`)."""
         self._reported: set[tuple[str, str, str]] = set()
         """:func:`_once_key` of the ``Analyze`` diagnostics since ``Configure`` or the last
         ``AnalyzeStack``, so ``AnalyzeStack`` does not repeat them (the engine sends it once,
@@ -95,6 +102,7 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
             problem = all_settings_problem(everything.properties.fields.keys())
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"pushguard policy config: {problem}")
         self._reported.clear()  # a new run
+        self._declared.clear()
         return super().Configure(request, context)  # type: ignore[no-untyped-call]
 
     def Analyze(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC method name
@@ -102,8 +110,9 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
             # No policy's resource half looks at this type: answer without pulumi-policy
             # deserialising the properties once per policy (most of a stack is such resources).
             return proto.AnalyzeResponse()
+        self._declared[request.urn] = request.properties
         response, scope = self._guarded(
-            super().Analyze, request, context, [request.properties], urn=request.urn
+            super().Analyze, request, context, _secrets([request.properties]), urn=request.urn
         )
         _lower_excepted(response, scope)
         self._reported.update(
@@ -112,8 +121,12 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
         return response
 
     def AnalyzeStack(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC method name
-        structs = [r.properties for r in request.resources]
-        response, scope = self._guarded(super().AnalyzeStack, request, context, structs, stack=True)
+        declared, self._declared = self._declared, {}
+        secrets = _secrets(
+            [r.properties for r in request.resources],
+            [declared.get(r.urn) for r in request.resources],
+        )
+        response, scope = self._guarded(super().AnalyzeStack, request, context, secrets, stack=True)
         notes = scope.notes or StackNotes()
         for entry in sorted(set(notes.not_checked), key=lambda n: (n.policy, n.urn, n.reason)):
             policy, reason = encode(entry)
@@ -137,19 +150,15 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
         call: Callable[[Any, Any], Any],
         request: Any,
         context: Any,
-        structs: Iterable[Any],
+        secrets: set[str],
         *,
         urn: str = "",
         stack: bool = False,
     ) -> tuple[Any, RequestScope]:
-        """``call(request, context)`` in a new :class:`RequestScope` holding the secret strings
-        of ``structs`` (before pulumi-policy unwraps them); a request it cannot decode gets
-        :meth:`_undecodable` diagnostics on ``urn`` instead of a failed gRPC call. Returns the
-        response and the scope (its notes, for ``AnalyzeStack``)."""
-        try:
-            secrets = {s for st in structs for s in secret_strings(json_format.MessageToDict(st))}
-        except Exception:
-            secrets = set()
+        """``call(request, context)`` in a new :class:`RequestScope` holding ``secrets`` (the
+        request's, :func:`_secrets`); a request it cannot decode gets :meth:`_undecodable`
+        diagnostics on ``urn`` instead of a failed gRPC call. Returns the response and the
+        scope (its notes, for ``AnalyzeStack``)."""
         with request_scope(secrets, stack=stack) as scope:
             try:
                 return call(request, context), scope
@@ -182,6 +191,27 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
                 )
             )
         return response
+
+
+def _secrets(structs: list[Any], declared: list[Any] | None = None) -> set[str]:
+    """The secret strings of a request's property ``Struct`` values, taken before pulumi-policy
+    unwraps their envelopes. With ``declared`` (per struct, the resource's inputs as its
+    ``Analyze`` got them, or ``None``), a string inside a secret output that the inputs hold,
+    plain, at the same place is not one (:func:`~pushguard.crossguard.wire.record_secrets`: the
+    engine makes a whole output property secret when a part of its input was). A value that
+    cannot be decoded gives none (the request then gets its own diagnostics)."""
+    found: set[str] = set()
+    try:
+        for index, struct in enumerate(structs):
+            values = json_format.MessageToDict(struct)
+            twin = declared[index] if declared is not None else None
+            if twin is None:
+                found.update(secret_strings(values))
+            else:
+                found.update(record_secrets(json_format.MessageToDict(twin), values))
+    except Exception:
+        return set()
+    return found
 
 
 def _once_key(policy: str, urn: str, message: str) -> tuple[str, str, str]:

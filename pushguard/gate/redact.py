@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -72,6 +72,7 @@ from pushguard.crossguard.wire import (
     SIG_KEY,
     UNKNOWN_SENTINELS,
     is_unknown,
+    record_secrets,
     secret_strings,
 )
 from pushguard.gate.result import ResourceRecord, StackResult, Violation
@@ -136,7 +137,8 @@ class Redactor:
         """A redactor for a :class:`~pushguard.gate.result.StackResult` (or anything with
         ``resources``, a list of :class:`~pushguard.gate.result.ResourceRecord`, and
         optionally ``outputs``, the stack outputs in wire form): it hides the secret values of
-        every resource's inputs and outputs (:func:`record_secrets`) and of the stack
+        every resource's inputs and outputs
+        (:func:`~pushguard.crossguard.wire.record_secrets`) and of the stack
         outputs."""
         return cls.for_results([result])
 
@@ -206,39 +208,6 @@ class Redactor:
 
 PLAIN: Final = Redactor(lambda text: text)
 """A redactor that knows no secret values: URLs, secret envelopes and unknowns only."""
-
-_ABSENT: Final = object()
-
-
-def record_secrets(inputs: Any, outputs: Any) -> set[str]:
-    """The secret strings of one resource: every string inside a secret envelope of its
-    ``inputs``, and every string inside a secret envelope of its ``outputs`` but those the
-    inputs hold, plain (outside any envelope), at the same place. The engine marks a whole
-    top-level output secret when any part of its input was (a ``pushConfig`` whose endpoint is a
-    secret), so a plain input inside it, an ``audience``, stays what the program declared it."""
-    found = set(secret_strings(inputs))
-    found.update(_unshared(outputs, inputs, inside=False))
-    return found
-
-
-def _unshared(output: Any, declared: Any, *, inside: bool) -> Iterator[str]:
-    """The strings of ``output`` inside a secret envelope (``inside``: already in one) that
-    ``declared`` (the inputs' value at the same place, or ``_ABSENT``) does not hold plain."""
-    if isinstance(output, Mapping):
-        if output.get(SIG_KEY) == SECRET_SIG:
-            yield from _unshared(output.get("value"), declared, inside=True)
-            return
-        plain = isinstance(declared, Mapping) and declared.get(SIG_KEY) != SECRET_SIG
-        for key, item in output.items():
-            twin = declared.get(key, _ABSENT) if plain else _ABSENT
-            yield from _unshared(item, twin, inside=inside)
-    elif isinstance(output, list):
-        twins = declared if isinstance(declared, list) else []
-        for index, item in enumerate(output):
-            twin = twins[index] if index < len(twins) else _ABSENT
-            yield from _unshared(item, twin, inside=inside)
-    elif inside and isinstance(output, str) and output != declared:
-        yield output
 
 
 def redact_value(value: Any, secrets: Iterable[str] = ()) -> Any:

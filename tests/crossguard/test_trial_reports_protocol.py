@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from pushguard.gate.analyzer import PolicyPackProcess
-from tests.crossguard.wire import push_config, secret, subscription
+from tests.crossguard.wire import PUSH_SA, push_config, run_service, secret, subscription
 
 TOKEN = "s3cr3t-t0ken-5f1d2c"
 
@@ -49,3 +49,27 @@ def test_a_finding_is_reported_once_when_the_outputs_hide_more_than_the_inputs(
     same_project = [d for d in found if d.policy == "push-sa-same-project"]
     assert len(same_project) == 1, [d.message for d in same_project]
     assert "other-proj" in same_project[0].message, "the plain input's wording is kept"
+
+
+def test_a_plain_input_inside_a_secret_output_is_shown_in_the_stack_halfs_messages(
+    pack: PolicyPackProcess,
+) -> None:
+    """``AnalyzeStack`` gets outputs only, where the engine keeps the whole ``pushConfig`` secret
+    because its endpoint was; the account the program declared plain (``Analyze`` got the
+    inputs) is not a secret there, and one declared secret still is."""
+    service = run_service(uri="https://orders-3kq2x7ab9c-ew.a.run.app")
+    for declared_account, shown in ((PUSH_SA, True), (secret(PUSH_SA), False)):
+        pack.configure({})
+        declared = push_config(
+            secret("https://orders-3kq2x7ab9c-ew.a.run.app/push"), account=declared_account
+        )
+        inputs = subscription(pushConfig=declared)
+        plain = {**declared, "pushEndpoint": declared["pushEndpoint"]["value"]}
+        if not shown:
+            plain["oidcToken"] = {**plain["oidcToken"], "serviceAccountEmail": PUSH_SA}
+        outputs = subscription(pushConfig=secret(plain))
+        pack.analyze(service)
+        pack.analyze(inputs)
+        found = pack.analyze_stack([service, outputs])
+        [invoker] = [d for d in found if d.policy == "push-invoker-binding"]
+        assert (PUSH_SA in invoker.message) is shown, invoker.message
