@@ -16,8 +16,8 @@ from rich.table import Table
 from pushguard.analyze.baseline import resolved_json
 from pushguard.analyze.origin import StateOrigin
 from pushguard.analyze.runner import AnalysisRun
-from pushguard.gate.redact import PLAIN
-from pushguard.gate.report import LEVELS, repository_root, shown, to_json
+from pushguard.gate.redact import PLAIN, Redactor, redact_result
+from pushguard.gate.report import LEVELS, repository_root, resource_label, shown, to_json
 from pushguard.gate.report import render_text as render_stack
 from pushguard.gate.report import summary as stack_summary
 from pushguard.gate.sarif import automation_id, to_sarif
@@ -26,8 +26,9 @@ from pushguard.gate.sarif import automation_id, to_sarif
 def summary(run: AnalysisRun) -> dict[str, int]:
     """Counts across stacks: ``stacks`` analysed, ``unreadable`` files, violations by level
     (not those under an active exception), ``excepted``, ``expiredExceptions``, with a baseline
-    ``new``, ``existing`` and ``resolved``, stacks that fail (a mandatory violation) and the
-    exit code."""
+    ``new``, ``existing`` and ``resolved``, ``unjudged`` (checks that could not judge a value
+    under ``unknownAtPreview: enforce``, only when there are some), stacks that fail (a
+    mandatory violation or an unjudged check) and the exit code."""
     found = [v for r in run.stacks for v in r.violations]
     counts = {level: sum(v.level == level and v.counts for v in found) for level in LEVELS}
     changes = (
@@ -46,21 +47,33 @@ def summary(run: AnalysisRun) -> dict[str, int]:
         "excepted": sum(not v.counts for v in found),
         "expiredExceptions": sum(v.excepted is not None and not v.excepted.active for v in found),
         **changes,
-        "failing": sum(r.exit_code for r in run.stacks),
+        **(
+            {"unjudged": unjudged} if (unjudged := sum(len(r.unjudged) for r in run.stacks)) else {}
+        ),
+        "failing": sum(r.exit_code != 0 for r in run.stacks),
         "exitCode": run.exit_code,
     }
 
 
-def _unreadable(run: AnalysisRun) -> list[dict[str, str]]:
+def redactor(run: AnalysisRun) -> Redactor:
+    """The redaction of what the run says beyond its stacks (errors, unreadable and skipped
+    files): with the secrets of every stack analysed (an error may quote any of them); built
+    only when there is such a text (:data:`~pushguard.gate.redact.PLAIN` otherwise)."""
+    if run.error is None and not run.unreadable and not run.skipped:
+        return PLAIN
+    return Redactor.for_results(run.stacks)
+
+
+def _unreadable(run: AnalysisRun, r: Redactor) -> list[dict[str, str]]:
     return [
-        {"path": e.path, "message": PLAIN.text(e.message)}
+        {"path": e.path, "message": r.text(e.message)}
         for e in sorted(run.unreadable, key=lambda e: e.path)
     ]
 
 
-def _skipped(run: AnalysisRun) -> list[dict[str, str]]:
+def _skipped(run: AnalysisRun, r: Redactor) -> list[dict[str, str]]:
     return [
-        {"path": e.path, "reason": PLAIN.text(e.message)}
+        {"path": e.path, "reason": r.text(e.message)}
         for e in sorted(run.skipped, key=lambda e: e.path)
     ]
 
@@ -85,15 +98,16 @@ def to_json_report(run: AnalysisRun) -> dict[str, Any]:
     ``reason``), with ``--baseline`` ``resolved`` (the baseline's findings gone: ``project``,
     ``stack``, ``policy``, ``urn``, ``findingId``, ``level``, ``message``), ``error`` (when
     the run stopped) and ``summary``."""
+    r = redactor(run)
     report: dict[str, Any] = {
         "stacks": [to_json(result) for result in run.stacks],
-        "unreadable": _unreadable(run),
-        "skipped": _skipped(run),
+        "unreadable": _unreadable(run, r),
+        "skipped": _skipped(run, r),
     }
     if run.baseline is not None:
         report["resolved"] = resolved_json(run.resolved)
     if run.error is not None:
-        report["error"] = {"message": PLAIN.text(run.error)}
+        report["error"] = {"message": r.text(run.error)}
     report["summary"] = summary(run)
     return report
 
@@ -120,10 +134,11 @@ def render_sarif(run: AnalysisRun) -> str:
                 "id": automation_id(result.origin.tool, project, result.stack, key)
             }
         runs.append(stack_run)
-    problems = [f"{e['path']}: {e['message']}" for e in _unreadable(run)]
+    r = redactor(run)
+    problems = [f"{e['path']}: {e['message']}" for e in _unreadable(run, r)]
     if run.error is not None:
-        problems.append(PLAIN.text(run.error))
-    skipped = [f"skipped {e['path']}: {e['reason']}" for e in _skipped(run)]
+        problems.append(r.text(run.error))
+    skipped = [f"skipped {e['path']}: {e['reason']}" for e in _skipped(run, r)]
     if problems or skipped or not runs:
         failed = to_sarif(None)["runs"][0]
         failed["automationDetails"] = {"id": "pushguard-analyze/"}
@@ -143,19 +158,23 @@ def render_sarif(run: AnalysisRun) -> str:
     return json.dumps(log, indent=2) + "\n"
 
 
+_VERDICT_CELLS = {0: "passed", 1: "[red]FAILED[/]", 2: "[red]INCOMPLETE[/]"}
+
+
 def render_text(run: AnalysisRun, console: Console) -> None:
     """Each stack's text report, then the unreadable files and a table across stacks."""
     for index, result in enumerate(run.stacks):
         if index:
             console.rule()
         render_stack(result, console)
+    r = redactor(run)
     if run.unreadable:
         console.print(f"\n[bold red]Unreadable state files ({len(run.unreadable)})[/]")
-        for item in _unreadable(run):
+        for item in _unreadable(run, r):
             console.print(f"  {shown(item['path'])}: {shown(item['message'])}")
     if run.skipped:
         console.print(f"\n[bold]Skipped files, not Pulumi state ({len(run.skipped)})[/]")
-        for item in _skipped(run):
+        for item in _skipped(run, r):
             console.print(f"  {shown(item['path'])}: {shown(item['reason'])}")
     if len(run.stacks) > 1 or run.unreadable:
         table = Table(title="Stacks", title_justify="left")
@@ -168,9 +187,9 @@ def render_text(run: AnalysisRun, console: Console) -> None:
                 shown(f"{result.project}/{result.stack}"),
                 str(counts["mandatory"]),
                 str(counts["advisory"]),
-                "[red]FAILED[/]" if result.exit_code else "passed",
+                _VERDICT_CELLS[result.exit_code],
             )
-        for item in _unreadable(run):
+        for item in _unreadable(run, r):
             table.add_row(shown(item["path"]), "", "", "", "[red]unreadable[/]")
         console.print()
         console.print(table)
@@ -195,9 +214,34 @@ def render_text(run: AnalysisRun, console: Console) -> None:
 
 def error_message(run: AnalysisRun) -> str | None:
     """What stderr says for an exit 2: the run's error, then each unreadable file on a line of
-    its own (a file's message may itself hold "; ")."""
-    parts = [PLAIN.text(run.error)] if run.error else []
-    unreadable = [f"  {e['path']}: {e['message']}" for e in _unreadable(run)]
+    its own (a file's message may itself hold "; "), then each check that could not judge a
+    value under ``unknownAtPreview: enforce``."""
+    r = redactor(run)
+    parts = [r.text(run.error)] if run.error else []
+    unreadable = [f"  {e['path']}: {e['message']}" for e in _unreadable(run, r)]
     if unreadable:
         parts.append(f"{len(unreadable)} file(s) could not be analysed:")
-    return "\n".join(parts + unreadable) or None
+    parts += unreadable
+    unjudged = _unjudged_lines(run)
+    if unjudged:
+        parts.append(
+            f"{len(unjudged)} check(s) could not judge a value the state does not show, and "
+            "unknownAtPreview is enforce, so these were not checked (export with "
+            "`pulumi stack export --show-secrets`, or where the stack's secrets provider is "
+            "available, to check them):"
+        )
+        parts += unjudged
+    return "\n".join(parts) or None
+
+
+def _unjudged_lines(run: AnalysisRun) -> list[str]:
+    """One line per check that could not judge a value: the state file, the policy and the
+    resource (redacted as the stack's reports show them)."""
+    lines = []
+    for result in (r for r in run.stacks if r.unjudged):
+        redacted = redact_result(result)
+        path = result.origin.path if isinstance(result.origin, StateOrigin) else ""
+        lines += [
+            f"  {path}: {v.policy} on {resource_label(redacted, v.urn)}" for v in redacted.unjudged
+        ]
+    return lines

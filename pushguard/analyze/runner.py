@@ -12,6 +12,11 @@ https://github.com/pulumi/pulumi/blob/master/pkg/resource/deploy/analyze_snapsho
 
 One pack process serves every stack: it is started and configured once (schema defaults, the
 pack's initial config, the policy config file), as the preview does.
+
+What the pack says about a preview is worded for a state (:mod:`pushguard.analyze.wording`):
+nothing checks a state's encrypted value later. A policy that, under ``unknownAtPreview:
+enforce``, could not decide a value makes its stack incomplete (exit 2, naming each: a value
+the state does not show is neither a pass nor a violation found).
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from pushguard.analyze.deployment import (
     read_state,
 )
 from pushguard.analyze.origin import StateOrigin
-from pushguard.crossguard.policies import CHECKED_LATER
+from pushguard.analyze.wording import not_checked_for_state, unverified, violation_for_state
 from pushguard.crossguard.routes.shaped import unjudged_error
 from pushguard.crossguard.urn import PROVIDER_TYPE_PREFIX, STACK_TYPE, provider_urn
 from pushguard.gate.analyzer import (
@@ -78,8 +83,9 @@ class AnalysisRun:
 
     @property
     def exit_code(self) -> int:
-        """2 when the run failed or a file could not be read (a gate fails closed), else 1
-        when a stack has a mandatory violation, else 0."""
+        """2 when the run failed, a file could not be read or a stack could not be fully
+        checked (:attr:`~pushguard.gate.result.StackResult.unjudged`: a gate fails closed),
+        else 1 when a stack has a mandatory violation, else 0."""
         if self.error is not None or self.unreadable:
             return 2
         return max((r.exit_code for r in self.stacks), default=0)
@@ -190,9 +196,13 @@ def _analysed(session: PackSession, state: StackState) -> StackResult:
         diagnostics = analyze_stack(session.pack, state)
     except MessageTooLargeError as error:
         raise MessageTooLargeError(error.method, error.size, str(state.path)) from None
-    diagnostics = [_worded_for_state(d, state) for d in diagnostics]
-    result.violations = sort_violations(session.violations(diagnostics))
-    result.not_checked = list(session.pack.not_applicable)
+    encrypted = bool(state.encrypted_secrets)
+    found = [violation_for_state(v, encrypted=encrypted) for v in session.violations(diagnostics)]
+    result.violations = sort_violations(found)
+    result.unjudged = [v for v in result.violations if v.counts and unverified(v)]
+    result.not_checked = [
+        not_checked_for_state(n, encrypted=encrypted) for n in session.pack.not_applicable
+    ]
     return result
 
 
@@ -209,28 +219,6 @@ def analyze_stack(pack: PolicyPackProcess, state: StackState) -> list[Diagnostic
     stack = [_analyzer_resource(r, providers, outputs=True) for r in live]
     diagnostics += pack.analyze_stack(stack)
     return diagnostics
-
-
-def _worded_for_state(diagnostic: Diagnostic, state: StackState) -> Diagnostic:
-    """``diagnostic`` with the pack's "checked again at `pulumi up`" (:data:`CHECKED_LATER`: true
-    of a preview, which ``pulumi up`` follows; the pack cannot tell a state's encrypted value
-    from a value unknown at preview) replaced by what is true of
-    a state: the value is encrypted in it (or otherwise unknown) and was not checked; nothing
-    checks it later. Other diagnostics are returned as they are."""
-    if CHECKED_LATER not in diagnostic.message:
-        return diagnostic
-    why = (
-        "The value is encrypted in the state (exported without --show-secrets)"
-        if state.encrypted_secrets
-        else "The value is unknown in the state"
-    )
-    instead = (
-        f"{why}, so it was not checked, and nothing checks it later; to check it, analyse an "
-        "export made with `pulumi stack export --show-secrets`, or one exported where the "
-        "stack's secrets provider (its passphrase or key) is available (no report shows the "
-        "value)"
-    )
-    return replace(diagnostic, message=diagnostic.message.replace(CHECKED_LATER, instead))
 
 
 def _analyzer_resource(

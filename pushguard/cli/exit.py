@@ -1,10 +1,11 @@
 """The one report-and-exit path of the gate commands (``preview``, ``analyze``, ``audit``).
 
 A gate fails closed: whatever happens, the command ends with exit 0 (nothing mandatory
-violated), 1 (a mandatory violation) or 2 (bad usage or a failed run: one paragraph on stderr
-naming the cause, the traceback only with ``--debug``), and a requested report file is written
-whatever the exit code. SIGTERM (a CI job cancelled or timed out) ends the run as a failed run,
-the program and the pack stopped on the way out.
+violated), 1 (a mandatory violation) or 2 (bad usage, a failed run, or something that could not
+be judged, such as an analysed state's encrypted value under ``unknownAtPreview: enforce``: one
+paragraph on stderr naming the cause, the traceback only with ``--debug``), and a requested
+report file is written whatever the exit code. SIGTERM (a CI job cancelled or timed out) ends the
+run as a failed run, the program and the pack stopped on the way out.
 """
 
 from __future__ import annotations

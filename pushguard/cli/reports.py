@@ -11,7 +11,7 @@ from pushguard.analyze import report as analyze_report
 from pushguard.analyze.origin import StateOrigin
 from pushguard.analyze.runner import AnalysisRun
 from pushguard.cli.exit import ReportFormat, console_for_logs, recorded_text
-from pushguard.gate.redact import PLAIN, redact_error
+from pushguard.gate.redact import Redactor, redact_error
 from pushguard.gate.report import render_json, render_program_output, render_text
 from pushguard.gate.result import RunError, StackResult
 from pushguard.gate.sarif import render_sarif
@@ -123,8 +123,9 @@ class AnalyzeReport:
         return analyze_report.error_message(self.run)
 
     def redact(self, text: str) -> str:
-        """``text`` with URLs' userinfo and queries redacted (no secret values are known)."""
-        return PLAIN.text(text)
+        """``text`` without the analysed stacks' secrets and URL credentials (for the
+        ``--debug`` traceback)."""
+        return Redactor.for_results(self.run.stacks).text(text)
 
     def inputs(self) -> set[Path]:
         """The state files read, and those that could not be."""

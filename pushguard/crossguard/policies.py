@@ -92,6 +92,12 @@ CHECKED_LATER = (
 checks later (:mod:`pushguard.analyze.runner`)."""
 
 
+UNVERIFIED = "could not be verified"
+"""With ``unknownAtPreview: enforce``, a value the pack could not decide is a violation worded
+``NAME: could not be verified: WHY.`` (``pushguard analyze`` tells these apart: in a state nothing
+checks them later)."""
+
+
 class _Report(Protocol):
     def __call__(
         self,
@@ -293,7 +299,7 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
         unverified: list[tuple[WireResource, Resolution, Result, str]] = []
         analysis = stack_analysis(list(args.resources), settings)
         self._report_unanalysed(analysis, report)
-        # A violation the resource half already reported (same policy, URN and message) is
+        # A violation the resource half already reported (same policy, URN and finding ID) is
         # dropped by the server; one it could not see (the project or endpoint only in the
         # outputs, a provider that supplied the project) is reported here.
         for sub, full in analysis.subscriptions:
@@ -324,7 +330,7 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
             return
         if settings.unknown_at_preview == "enforce":
             for sub, full, result, why in unverified:
-                text = f"{sub.name}: could not be verified: {why}."
+                text = f"{sub.name}: {UNVERIFIED}: {why}."
                 _finding(
                     report,
                     text,

@@ -7,11 +7,32 @@ records the secret strings of each request before pulumi-policy unwraps them (in
 pushguard policy reports passes through :func:`scrub`, which replaces those strings (and, for
 URLs, their host, path, query and userinfo) with ``[secret]``. Rule messages also never repeat an
 endpoint's path or query string in the first place.
+
+**The rule for text** (the same in the pack and in every report,
+:mod:`pushguard.gate.redact`): a secret, or a part of it a message may derive from it, is
+replaced where it stands as a *whole token*: where the text has no letter, digit, ``-`` or ``_``
+right before it (when the secret itself starts with one) nor right after it (when it ends with
+one). So a secret ``relay`` hides ``relay`` in "relay: ...", "host relay.example" or
+"/hooks/relay/push", and leaves the name ``relay-push`` (or ``relayed``) whole: a word that
+merely contains a secret is not that secret. Matching ignores case. The parts
+(:func:`_parts`): the secret itself; for a URL each form of its host (of any length), its path,
+query and userinfo (six characters or more: shorter ones, ``/v1`` or ``api``, are words), each
+path segment and query value that reads as a credential (eight characters or more with a digit
+or a capital letter, or sixteen or more: a message may quote the token alone), and its host and
+host labels where a message quotes them; for an e-mail its domain and, for a
+service account, its project (ID and number).
+
+A secret shorter than four characters (``1``, ``a``, ``on``) is replaced only where a message
+quotes it (``'a'``, ``"a"``, `` `a` ``) or is nothing else: hiding every standalone ``a`` of a
+sentence would show the secret by where the sentence reads ``[secret]``, and would protect
+nothing. Reports still hide such a secret wherever it is a whole value
+(:class:`pushguard.gate.redact.Redactor`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 import unicodedata
 from collections.abc import Callable, Iterable
 from urllib.parse import urlsplit
@@ -23,26 +44,34 @@ from pushguard.crossguard.scope import current_scope
 from pushguard.rules.accounts import service_account_project
 from pushguard.rules.endpoint import EndpointError, parse_endpoint
 
-_MIN_SECRET = 4  # a shorter whole value ("a", "on") would mangle messages, protecting nothing
+_MIN_SECRET = 4
+"""A secret shorter than this is hidden only where a message quotes it (see the module
+documentation)."""
 _MIN_PART = 6  # a URL's path, query or userinfo: shorter ones ("/v1", "api") are words
-_WORD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
-"""Characters that continue a host name or project ID: a short part (a host like ``x.co``) is
-hidden only where it stands as a whole name, not inside a longer word."""
+_TOKEN = 8
+"""The shortest path segment or query value of a secret URL hidden on its own
+(:func:`_token_like`)."""
 
 
-def _parts(secret: str) -> dict[str, bool]:
-    """The strings to hide for one secret, each with whether it is *short* (matched only as a
-    whole name): the secret itself; for a URL its host (any length), path, query and userinfo;
+def _is_word(char: str) -> bool:
+    """A character that continues a name, a host label or a word (so a secret glued to it is
+    part of a longer token, not the secret standing on its own)."""
+    return char.isalnum() or char in "-_"
+
+
+def _parts(secret: str) -> set[str]:
+    """The strings to hide for one secret, each matched as a whole token (see the module
+    documentation): the secret itself (when shorter than :data:`_MIN_SECRET`, its quoted
+    forms); for a URL its host forms, path, query and userinfo, and its host and labels quoted;
     for an e-mail its domain and, for a service account, its project (ID or number), which
     messages name ("belongs to project P")."""
-    parts: dict[str, bool] = {}
+    parts: set[str] = set()
 
     def add(part: str, short_ok: bool = False) -> None:
         part = part.strip()
-        if len(part) >= _MIN_PART and part.strip("/"):
-            parts[part] = False
-        elif short_ok and len(part) >= 2 and part.strip("/."):
-            parts.setdefault(part, True)
+        long_enough = len(part) >= _MIN_PART and part.strip("/")
+        if long_enough or (short_ok and len(part) >= 2 and part.strip("/.")):
+            parts.add(part)
 
     if "://" in secret:
         hosts, pieces = _url_parts(secret)
@@ -50,7 +79,7 @@ def _parts(secret: str) -> dict[str, bool]:
             add(host, short_ok=True)
         for piece in pieces:
             add(piece)
-        parts.update(dict.fromkeys(_quoted(hosts) - parts.keys(), False))
+        parts.update(_quoted(hosts))
     elif "@" in secret:
         domain = secret.rpartition("@")[2]
         add(domain, short_ok=True)
@@ -60,9 +89,17 @@ def _parts(secret: str) -> dict[str, bool]:
                 if project:
                     add(project, short_ok=True)
                     add(project.rpartition(":")[2], short_ok=True)
-    if len(secret) >= _MIN_SECRET:
-        parts[secret] = False
+    whole = secret.strip()
+    if len(whole) >= _MIN_SECRET:
+        parts.add(whole)
+    elif whole:
+        parts.update(_quotes(whole))
     return parts
+
+
+def _quotes(part: str) -> set[str]:
+    """``part`` as a message quotes it: Python's ``repr`` and between ``'``, ``"`` or `` ` ``."""
+    return {repr(part), f"'{part}'", f'"{part}"', f"`{part}`"}
 
 
 _PUBLIC_LABELS = frozenset({"com", "net", "org", "app", "dev", "io", "example"})
@@ -98,17 +135,24 @@ def _host_forms(secret: str, hostname: str) -> set[str]:
 
 def _url_parts(secret: str) -> tuple[set[str], list[str]]:
     """``(host forms, other parts)`` of a URL: :func:`_host_forms`, and its path, query,
-    user name and password; nothing when it cannot be split."""
+    fragment, user name and password, and each path segment, query value and fragment piece
+    that looks like a credential (:func:`_token_like`); nothing when it cannot be split."""
     try:
         url = urlsplit(secret)
-        return _host_forms(secret, url.hostname or ""), [
-            url.path,
-            url.query,
-            url.username or "",
-            url.password or "",
-        ]
+        hosts = _host_forms(secret, url.hostname or "")
     except ValueError:
         return set(), []
+    pieces = [url.path, url.query, url.fragment, url.username or "", url.password or ""]
+    words = re.split(r"[/\\?#&=;:]+", f"{url.path}/{url.query}/{url.fragment}")
+    return hosts, pieces + [word for word in words if _token_like(word)]
+
+
+def _token_like(word: str) -> bool:
+    """Whether a piece of a secret URL reads as a credential rather than a word a message may
+    use for itself (``hooks``, ``pubsub``, ``subscriptions``): eight characters or more with a
+    digit or a capital letter, or sixteen or more."""
+    long_enough = len(word) >= _TOKEN
+    return (long_enough and any(c.isdigit() or c.isupper() for c in word)) or len(word) >= 16
 
 
 def _quoted(hosts: Iterable[str]) -> set[str]:
@@ -120,7 +164,7 @@ def _quoted(hosts: Iterable[str]) -> set[str]:
         labels = (label for label in host.split(".") if label not in _PUBLIC_LABELS)
         for part in (host, *labels):
             if part:
-                quoted.update((repr(part), f"'{part}'", f'"{part}"'))
+                quoted.update(_quotes(part))
     return quoted
 
 
@@ -135,53 +179,74 @@ def _fold(text: str) -> str:
 
 def scrubber(secrets: Iterable[str]) -> Callable[[str], str]:
     """A function that replaces every one of ``secrets`` (and, for URLs and e-mails, the parts
-    :func:`_parts` names) in a text by ``[secret]``, compared case-insensitively; built once for
-    many texts. Overlapping or adjacent occurrences become one ``[secret]``, so no fragment of a
-    secret is left between two replacements and a replacement is never matched again.
+    :func:`_parts` names) in a text by ``[secret]`` where it stands as a whole token (see the
+    module documentation), compared case-insensitively; built once for many texts. A text that
+    is, stripped, nothing but a secret (of any length) becomes ``[secret]``. Overlapping or
+    adjacent occurrences become one ``[secret]``, so no fragment of a secret is left between
+    two replacements and a replacement is never matched again.
 
     One Aho-Corasick automaton holds every part (pyahocorasick,
     https://pyahocorasick.readthedocs.io/): building it is linear in the parts' total length
     and each text is scanned once, in time linear in its length plus the occurrences found,
     however many secrets there are."""
-    parts: dict[str, bool] = {}
+    parts: set[str] = set()
+    wholes: set[str] = set()
     for secret in secrets:
-        for part, short in _parts(secret).items():
-            folded = _fold(part)
-            parts[folded] = parts.get(folded, True) and short
-    if not parts:
+        parts.update(_fold(part) for part in _parts(secret))
+        if secret.strip():
+            wholes.add(_fold(secret.strip()))
+    if not parts and not wholes:
         return lambda text: text
     automaton = ahocorasick.Automaton()
-    for part, short in parts.items():
-        automaton.add_word(part, (len(part), short))
-    automaton.make_automaton()
+    for part in parts:
+        automaton.add_word(part, len(part))
+    if parts:
+        automaton.make_automaton()
 
     def apply(text: str) -> str:
         folded = _fold(text)
-        found: list[tuple[int, int]] = []
-        for last, (length, short) in automaton.iter(folded):
-            start, end = last - length + 1, last + 1
-            if short and (
-                (start > 0 and folded[start - 1] in _WORD)
-                or (end < len(folded) and folded[end] in _WORD)
-            ):
-                continue
-            found.append((start, end))
-        if not found:
+        stripped = folded.strip()
+        if stripped in wholes:
+            start = folded.index(stripped)
+            return f"{text[:start]}[secret]{text[start + len(stripped) :]}"
+        if not parts:
             return text
-        found.sort()
-        spans: list[list[int]] = []
-        for start, end in found:
-            if spans and start <= spans[-1][1]:
-                spans[-1][1] = max(spans[-1][1], end)
-            else:
-                spans.append([start, end])
-        pieces, position = [], 0
-        for start, end in spans:
-            pieces += [text[position:start], "[secret]"]
-            position = end
-        return "".join([*pieces, text[position:]])
+        found = [(last - length + 1, last + 1) for last, length in automaton.iter(folded)]
+        return _replaced(text, [s for s in _merged(found) if _standalone(folded, *s)])
 
     return apply
+
+
+def _merged(found: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The spans ``found`` (``(start, end)``, in any order) with overlapping or adjacent ones
+    merged: two secrets that overlap ("abcd" and "cdxy" in "abcdxy") are one occurrence."""
+    spans: list[list[int]] = []
+    for start, end in sorted(found):
+        if spans and start <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], end)
+        else:
+            spans.append([start, end])
+    return [(start, end) for start, end in spans]
+
+
+def _standalone(folded: str, start: int, end: int) -> bool:
+    """Whether ``folded[start:end]`` stands as a whole token: not glued to a word character on
+    a side where it starts or ends with one ("relay" in "relay-push" is not)."""
+    glued_before = start > 0 and _is_word(folded[start]) and _is_word(folded[start - 1])
+    glued_after = end < len(folded) and _is_word(folded[end - 1]) and _is_word(folded[end])
+    return not (glued_before or glued_after)
+
+
+def _replaced(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each of ``spans`` (sorted, disjoint ``(start, end)``) replaced by
+    ``[secret]``."""
+    if not spans:
+        return text
+    pieces, position = [], 0
+    for start, end in spans:
+        pieces += [text[position:start], "[secret]"]
+        position = end
+    return "".join([*pieces, text[position:]])
 
 
 def scrub(message: str, secrets: Iterable[str] | None = None) -> str:

@@ -5,7 +5,9 @@ loopback port, print the port as the first line of stdout, serve until killed) w
 own Analyzer servicer, extended in two ways:
 
 - each request runs in its own :class:`~pushguard.crossguard.scope.RequestScope`: the secret
-  strings of the request (taken before pulumi-policy unwraps their envelopes) for
+  strings of the request (taken before pulumi-policy unwraps their envelopes; for
+  ``AnalyzeStack``, whose outputs the engine makes secret a whole property at a time, without
+  what each resource's ``Analyze`` inputs hold plain at the same place) for
   :func:`pushguard.crossguard.secrets.scrub`, so no policy message repeats them, and, for
   ``AnalyzeStack``, the shared stack analysis and what the policies could not decide (answered
   as ``not_applicable`` entries, :mod:`pushguard.crossguard.not_checked`);
@@ -13,8 +15,9 @@ own Analyzer servicer, extended in two ways:
   example) gets a diagnostic per enabled policy instead of a failed gRPC call;
 - each policy checks a subscription twice, from its inputs (``Analyze``) and from the stack's
   outputs and graph (``AnalyzeStack``); a stack diagnostic that repeats a resource diagnostic
-  (same policy, URN and message) is dropped, so a finding is shown once and one only the outputs
-  show (a project the provider filled in, a drifted endpoint) is still shown;
+  (same policy, URN and finding ID, or message for a diagnostic without an ID) is dropped, so a
+  finding is shown once and one only the outputs show (a project the provider filled in, a
+  drifted endpoint) is still shown;
 - a resource the pack cannot judge ("cannot be checked": a subscription type pushguard does not
   map, a resource of an unmapped type shaped like a push configuration,
   :mod:`pushguard.crossguard.routes.shaped`) is a violation of every enabled policy at the
@@ -34,7 +37,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent import futures
 from typing import Any
 
@@ -47,6 +50,7 @@ from pulumi_policy.policy import _GRPC_CHANNEL_OPTIONS, _PolicyAnalyzerServicer
 
 from pushguard import __version__
 from pushguard._about import project_url
+from pushguard.crossguard.finding_note import decode
 from pushguard.crossguard.not_checked import encode
 from pushguard.crossguard.policies import (
     ProjectNumbersPolicy,
@@ -60,7 +64,7 @@ from pushguard.crossguard.routes import (
 )
 from pushguard.crossguard.routes.shaped import mentions_push
 from pushguard.crossguard.scope import RequestScope, StackNotes, Unverified, request_scope
-from pushguard.crossguard.wire import secret_strings
+from pushguard.crossguard.wire import record_secrets, secret_strings
 from pushguard.policy.config_file import (
     ALL,
     PROJECT_NUMBERS,
@@ -99,9 +103,14 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
             repository=project_url("Repository"),
         )
         self._policies = policies
+        self._declared: dict[str, Any] = {}
+        """URN -> the inputs (a ``Struct``) of each resource ``Analyze`` looked at since
+        ``Configure`` or the last ``AnalyzeStack``: what the program declared plain, which
+        ``AnalyzeStack``'s outputs may hold inside a whole-property secret
+        (:func:`~pushguard.crossguard.wire.record_secrets`)."""
         self._reported: set[tuple[str, str, str]] = set()
-        """``(policy, URN, message)`` of the ``Analyze`` diagnostics since ``Configure`` or the
-        last ``AnalyzeStack``, so ``AnalyzeStack`` does not repeat them (the engine sends it once,
+        """:func:`_once_key` of the ``Analyze`` diagnostics since ``Configure`` or the last
+        ``AnalyzeStack``, so ``AnalyzeStack`` does not repeat them (the engine sends it once,
         after every ``Analyze`` of the stack)."""
         # The resource types the resource halves check, when every policy is pushguard's own.
         self._resource_types: frozenset[str] | None = (
@@ -125,6 +134,7 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
         if problem:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"pushguard policy config: {problem}")
         self._reported.clear()  # a new run
+        self._declared.clear()
         return super().Configure(request, context)  # type: ignore[no-untyped-call]
 
     def Analyze(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC method name
@@ -136,19 +146,24 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
             # No policy's resource half looks at this resource: answer without pulumi-policy
             # deserialising the properties once per policy (most of a stack is such resources).
             return proto.AnalyzeResponse()
+        self._declared[request.urn] = request.properties
         response, scope = self._guarded(
-            super().Analyze, request, context, [request.properties], urn=request.urn
+            super().Analyze, request, context, _secrets([request.properties]), urn=request.urn
         )
         _lower_excepted(response, scope)
         _raise_unjudged(response, scope)
         self._reported.update(
-            (d.policyName, d.urn or request.urn, d.message) for d in response.diagnostics
+            _once_key(d.policyName, d.urn or request.urn, d.message) for d in response.diagnostics
         )
         return response
 
     def AnalyzeStack(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC method name
-        structs = [r.properties for r in request.resources]
-        response, scope = self._guarded(super().AnalyzeStack, request, context, structs, stack=True)
+        declared, self._declared = self._declared, {}
+        secrets = _secrets(
+            [r.properties for r in request.resources],
+            [declared.get(r.urn) for r in request.resources],
+        )
+        response, scope = self._guarded(super().AnalyzeStack, request, context, secrets, stack=True)
         notes = scope.notes or StackNotes()
         for entry in sorted(set(notes.not_checked), key=lambda n: (n.policy, n.urn, n.reason)):
             policy, reason = encode(entry)
@@ -161,7 +176,7 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
         new = [
             d
             for d in response.diagnostics
-            if (d.policyName, d.urn, d.message) not in self._reported
+            if _once_key(d.policyName, d.urn, d.message) not in self._reported
         ]
         del response.diagnostics[:]
         response.diagnostics.extend(new)
@@ -173,19 +188,15 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
         call: Callable[[Any, Any], Any],
         request: Any,
         context: Any,
-        structs: Iterable[Any],
+        secrets: set[str],
         *,
         urn: str = "",
         stack: bool = False,
     ) -> tuple[Any, RequestScope]:
-        """``call(request, context)`` in a new :class:`RequestScope` holding the secret strings
-        of ``structs`` (before pulumi-policy unwraps them); a request it cannot decode gets
-        :meth:`_undecodable` diagnostics on ``urn`` instead of a failed gRPC call. Returns the
-        response and the scope (its notes, for ``AnalyzeStack``)."""
-        try:
-            secrets = {s for st in structs for s in secret_strings(json_format.MessageToDict(st))}
-        except Exception:
-            secrets = set()
+        """``call(request, context)`` in a new :class:`RequestScope` holding ``secrets`` (the
+        request's, :func:`_secrets`); a request it cannot decode gets :meth:`_undecodable`
+        diagnostics on ``urn`` instead of a failed gRPC call. Returns the response and the
+        scope (its notes, for ``AnalyzeStack``)."""
         with request_scope(secrets, stack=stack) as scope:
             try:
                 return call(request, context), scope
@@ -253,6 +264,36 @@ def _lay_project_numbers(request: Any, defaults: dict[str, Any]) -> str:
         config.properties.Clear()
         config.properties.update(merged)
     return ""
+
+
+def _secrets(structs: list[Any], declared: list[Any] | None = None) -> set[str]:
+    """The secret strings of a request's property ``Struct`` values, taken before pulumi-policy
+    unwraps their envelopes. With ``declared`` (per struct, the resource's inputs as its
+    ``Analyze`` got them, or ``None``), a string inside a secret output that the inputs hold,
+    plain, at the same place is not one (:func:`~pushguard.crossguard.wire.record_secrets`: the
+    engine makes a whole output property secret when a part of its input was). A value that
+    cannot be decoded gives none (the request then gets its own diagnostics)."""
+    found: set[str] = set()
+    try:
+        for index, struct in enumerate(structs):
+            values = json_format.MessageToDict(struct)
+            twin = declared[index] if declared is not None else None
+            if twin is None:
+                found.update(secret_strings(values))
+            else:
+                found.update(record_secrets(json_format.MessageToDict(twin), values))
+    except Exception:
+        return set()
+    return found
+
+
+def _once_key(policy: str, urn: str, message: str) -> tuple[str, str, str]:
+    """What makes two diagnostics one finding: policy, URN and the finding's ID
+    (:mod:`pushguard.crossguard.finding_note`), or the message for one without an ID. Not the
+    message alone: the two halves see a value through different envelopes (``AnalyzeStack``
+    gets outputs, where the engine makes a whole property secret), so one finding's message may
+    hide a secret in one half and not need to in the other."""
+    return policy, urn, decode(message).finding_id or message
 
 
 THREAD_STACK_BYTES = 256 * 1024 * 1024

@@ -212,3 +212,37 @@ def _strings(value: Any, nested: bool = False) -> Iterator[str]:
     elif isinstance(value, list):
         for item in value:
             yield from _strings(item, nested)
+
+
+_ABSENT: Final = object()
+
+
+def record_secrets(inputs: Any, outputs: Any) -> set[str]:
+    """The secret strings of one resource: every string inside a secret envelope of its
+    ``inputs``, and every string inside a secret envelope of its ``outputs`` but those the
+    inputs hold, plain (outside any envelope), at the same place. The engine marks a whole
+    top-level output secret when any part of its input was (a ``pushConfig`` whose endpoint is a
+    secret), so a plain input inside it, an ``audience``, stays what the program declared it."""
+    found = set(secret_strings(inputs))
+    found.update(_unshared(outputs, inputs, inside=False))
+    return found
+
+
+def _unshared(output: Any, declared: Any, *, inside: bool) -> Iterator[str]:
+    """The strings of ``output`` inside a secret envelope (``inside``: already in one) that
+    ``declared`` (the inputs' value at the same place, or ``_ABSENT``) does not hold plain."""
+    if isinstance(output, Mapping):
+        if output.get(SIG_KEY) == SECRET_SIG:
+            yield from _unshared(output.get("value"), declared, inside=True)
+            return
+        plain = isinstance(declared, Mapping) and declared.get(SIG_KEY) != SECRET_SIG
+        for key, item in output.items():
+            twin = declared.get(key, _ABSENT) if plain else _ABSENT
+            yield from _unshared(item, twin, inside=inside)
+    elif isinstance(output, list):
+        twins = declared if isinstance(declared, list) else []
+        for index, item in enumerate(output):
+            twin = twins[index] if index < len(twins) else _ABSENT
+            yield from _unshared(item, twin, inside=inside)
+    elif inside and isinstance(output, str) and output != declared:
+        yield output

@@ -13,9 +13,28 @@ code passes every value through :meth:`Redactor.value` and every text through
   longer string too: a string built from an offline ``secure:`` config value);
 - every URL keeps its scheme, host, port and path; its userinfo becomes ``[redacted]@``, its
   query ``?[redacted]`` and its fragment ``#[redacted]``;
-- every string that was inside a secret envelope anywhere in the preview (and, for URLs, its
-  host, path, query and userinfo) becomes ``[secret]`` wherever else it appears
-  (:func:`pushguard.crossguard.secrets.scrubber`, as the policy pack scrubs its messages).
+- secret values are found by where Pulumi put them: every string inside a secret envelope of a
+  resource's inputs or of the stack outputs, and inside a secret envelope of a resource's
+  outputs unless the inputs hold that same string, plain, at the same place (the engine makes a
+  whole top-level output secret when any part of its input was: a plain ``audience`` inside a
+  secret ``pushConfig`` output is still the plain input it was).
+
+**One rule, by kind of thing shown.** A *value* (a resource's input or output, a stack output, a
+resource's name) is hidden whole, never in part: a secret envelope becomes ``[secret]``, and so
+does a string equal to a secret (ignoring case and surrounding spaces); a string that merely
+holds a secret inside it, or a part of one, is shown as it is (``relay-push`` beside a secret
+``relay``), as Pulumi shows it: secrecy follows the value, and a value the program made plain is
+plain. A URN is a value too: its name part follows the value rule, the rest only loses URL
+credentials. A *text* (a policy message, a not-checked reason, an exception's reason, a note, a
+log line, the program's output, an error) cannot say which of its words came from a value, so
+each secret, and each part of it a message may derive from it (a URL's host, path, query and
+userinfo; an e-mail's domain; a service account's project), is replaced where it stands as a
+whole token (:func:`pushguard.crossguard.secrets.scrubber`, the policy pack's own rule): never
+inside a longer name (``relay-push``), always in "relay: ...", "host relay.example" or
+"/hooks/relay/push". A secret shorter than four characters is replaced in text only where it is
+quoted or is the whole text (hiding every "a" of a sentence would show the secret by the gaps).
+The policy's remediation and description are the pack's own static text: only URL credentials
+are redacted in them.
 
 URLs are found the way a client would take them; where parsers could disagree, the redaction takes
 the reading that hides more. A URL starts at a scheme followed by ``://`` (or, for ``http``,
@@ -47,14 +66,16 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from pushguard.crossguard.secrets import scrubber
+from pushguard.crossguard.urn import parse_urn
 from pushguard.crossguard.wire import (
     SECRET_SIG,
     SIG_KEY,
     UNKNOWN_SENTINELS,
     is_unknown,
+    record_secrets,
     secret_strings,
 )
-from pushguard.gate.result import ResourceRecord, StackResult
+from pushguard.gate.result import ResourceRecord, StackResult, Violation
 from pushguard.rules.redaction import REDACTED, redact_url, redact_urls
 
 __all__ = [
@@ -63,6 +84,7 @@ __all__ = [
     "SECRET_TEXT",
     "UNKNOWN_TEXT",
     "Redactor",
+    "record_secrets",
     "redact_error",
     "redact_result",
     "redact_text",
@@ -85,48 +107,93 @@ def _unknowns(text: str) -> str:
 
 @dataclass(frozen=True)
 class Redactor:
-    """Redaction with a preview's secret values (see the module documentation). Build it once per
-    report with :meth:`for_result` (or :meth:`for_values`) and pass every value and text
-    through it."""
+    """Redaction with a run's secret values (see the module documentation). Build it once per
+    report with :meth:`for_result` (or :meth:`for_values`) and pass every value through
+    :meth:`value`, every name through :meth:`string`, every URN through :meth:`urn` and every
+    text through :meth:`text`.
+
+    ``scrub`` hides secrets in text (:func:`pushguard.crossguard.secrets.scrubber`);
+    ``wholes`` holds the secret strings, stripped and case-folded, that a value equal to one is
+    hidden for."""
 
     scrub: Callable[[str], str]
+    wholes: frozenset[str] = frozenset()
+
+    @classmethod
+    def for_secrets(cls, secrets: Iterable[str]) -> Redactor:
+        """A redactor that hides ``secrets`` (unknown sentinels among them are ignored)."""
+        found = {s for s in secrets if not is_unknown(s) and s.strip()}
+        return cls(scrubber(found), frozenset(s.strip().casefold() for s in found))
 
     @classmethod
     def for_values(cls, *wire: Any, secrets: Iterable[str] = ()) -> Redactor:
         """A redactor that hides every string inside a secret envelope of the wire-form values
         ``wire`` (resource inputs and outputs, stack outputs), and ``secrets``."""
         found = {s for value in wire for s in secret_strings(value)}
-        found.update(secrets)
-        return cls(scrubber(s for s in found if not is_unknown(s)))
+        return cls.for_secrets([*found, *secrets])
 
     @classmethod
     def for_result(cls, result: Any) -> Redactor:
         """A redactor for a :class:`~pushguard.gate.result.StackResult` (or anything with
         ``resources``, a list of :class:`~pushguard.gate.result.ResourceRecord`, and
         optionally ``outputs``, the stack outputs in wire form): it hides the secret values of
-        every resource's inputs and outputs and of the stack outputs."""
-        records: list[ResourceRecord] = list(getattr(result, "resources", ()))
-        wire: list[Any] = [dict(r.inputs) for r in records]
-        wire += [dict(r.outputs) for r in records]
-        wire.append(getattr(result, "outputs", None) or {})
-        return cls.for_values(*wire)
+        every resource's inputs and outputs
+        (:func:`~pushguard.crossguard.wire.record_secrets`) and of the stack
+        outputs."""
+        return cls.for_results([result])
+
+    @classmethod
+    def for_results(cls, results: Iterable[Any]) -> Redactor:
+        """:meth:`for_result` over several results at once (a text about all of them: the
+        error of an analysis of many stacks)."""
+        found: set[str] = set()
+        for result in results:
+            for record in getattr(result, "resources", ()):
+                found.update(record_secrets(record.inputs, record.outputs))
+            found.update(secret_strings(getattr(result, "outputs", None) or {}))
+        return cls.for_secrets(found)
 
     def text(self, text: str) -> str:
-        """``text`` (a message, a log line, the program's output) with its URLs redacted, the
-        secret values replaced by ``[secret]`` and unknown sentinels by ``[unknown]``."""
-        return _unknowns(self.scrub(redact_urls(text)))
+        """``text`` (a message, a log line, the program's output) with the secret values
+        replaced by ``[secret]`` where they stand as whole tokens, its URLs redacted, and
+        unknown sentinels shown as ``[unknown]``."""
+        return _unknowns(redact_urls(self.scrub(text)))
 
     def string(self, value: str) -> str:
-        """One string value: ``[unknown]`` for an unknown sentinel, else redacted; a value that
-        starts with a URL is taken as one URL, spaces included (:func:`redact_url`)."""
+        """One string value (or a resource name): ``[unknown]`` for an unknown sentinel,
+        ``[secret]`` when it equals a secret, else with its URLs redacted (a value that starts
+        with a URL is taken as one URL, spaces included: :func:`redact_url`)."""
         if is_unknown(value):
             return UNKNOWN_TEXT
-        return _unknowns(self.scrub(redact_url(value)))
+        if value.strip().casefold() in self.wholes:
+            return SECRET_TEXT
+        return _unknowns(redact_url(value))
+
+    def urn(self, urn: str) -> str:
+        """A URN as reports show it: its name part as :meth:`string` shows a name, the rest
+        with URL credentials redacted; the same URN always gives the same text (references
+        still match). What is not a URN is redacted as :meth:`text`."""
+        try:
+            parts = parse_urn(urn)
+        except ValueError:
+            return self.text(urn)
+        head = urn[: len(urn) - len(parts.name)]
+        return PLAIN.text(head) + self.string(parts.name)
+
+    def reference(self, reference: str) -> str:
+        """A provider reference ``PROVIDER_URN::PROVIDER_ID``: the URN as :meth:`urn`, the ID
+        as a value."""
+        if not reference:
+            return reference
+        urn, separator, ident = reference.rpartition("::")
+        if not separator or not urn.startswith("urn:"):
+            return self.urn(reference)
+        return f"{self.urn(urn)}::{self.string(ident)}"
 
     def value(self, value: Any) -> Any:
         """``value`` (wire form: mappings, lists, strings, numbers) for display: secret envelopes
-        as ``[secret]``, unknowns as ``[unknown]``, every string value redacted (keys are
-        property names and stay as they are)."""
+        as ``[secret]``, unknowns as ``[unknown]``, every string value as :meth:`string` shows
+        it (keys are property names and stay as they are)."""
         if isinstance(value, Mapping):
             if value.get(SIG_KEY) == SECRET_SIG:
                 return SECRET_TEXT
@@ -145,7 +212,7 @@ PLAIN: Final = Redactor(lambda text: text)
 
 def redact_value(value: Any, secrets: Iterable[str] = ()) -> Any:
     """``value`` (wire form) for display: :meth:`Redactor.value`, hiding ``secrets`` and the
-    strings inside the value's own secret envelopes wherever else they appear in it."""
+    strings inside the value's own secret envelopes wherever else they are a whole value."""
     return Redactor.for_values(value, secrets=secrets).value(value)
 
 
@@ -155,37 +222,25 @@ def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
 
 
 def redact_result(result: StackResult) -> StackResult:
-    """A copy of ``result`` fit for any report: every value and text a report shows passed
-    through one :meth:`Redactor.for_result` (resource inputs and outputs, stack outputs,
-    violation messages, remediations and exception reasons, what was not checked, notes, logs,
-    the program's output), and every URN and resource name the same way (a resource named after
-    a URL with a password is shown without it; the same URN always redacts to the same text, so
-    the copy's references still match). Source positions are kept. The reports render only
-    this copy."""
+    """A copy of ``result`` fit for any report: every value a report shows passed through one
+    :meth:`Redactor.for_result` (resource inputs and outputs, stack outputs: the value rule),
+    every text (violation messages and exception reasons, what was not checked, notes, logs,
+    the program's output: the text rule), every resource name and URN (a resource named after a
+    URL with a password is shown without it; the same URN always redacts to the same text, so
+    the copy's references still match). Remediations are the pack's static text: URL
+    credentials only. Source positions are kept. The reports render only this copy."""
     r = Redactor.for_result(result)
     output = result.program_output
     return dataclasses.replace(
         result,
         resources=[_record(r, record) for record in result.resources],
-        violations=[
-            dataclasses.replace(
-                v,
-                urn=r.text(v.urn),
-                message=r.text(v.message),
-                remediation=r.text(v.remediation),
-                excepted=(
-                    dataclasses.replace(v.excepted, reason=r.text(v.excepted.reason))
-                    if v.excepted is not None
-                    else None
-                ),
-            )
-            for v in result.violations
-        ],
+        violations=[_violation(r, v) for v in result.violations],
+        unjudged=[_violation(r, v) for v in result.unjudged],
         not_checked=[
-            dataclasses.replace(n, urn=r.text(n.urn), reason=r.text(n.reason))
+            dataclasses.replace(n, urn=r.urn(n.urn) if n.urn else n.urn, reason=r.text(n.reason))
             for n in result.not_checked
         ],
-        call_stacks={r.text(urn): frames for urn, frames in result.call_stacks.items()},
+        call_stacks={r.urn(urn): frames for urn, frames in result.call_stacks.items()},
         outputs=r.value(result.outputs),
         notes=[r.text(note) for note in result.notes],
         logs=[(level, r.text(message)) for level, message in result.logs],
@@ -195,21 +250,37 @@ def redact_result(result: StackResult) -> StackResult:
     )
 
 
+def _violation(r: Redactor, v: Violation) -> Violation:
+    """``v`` with its URN, message and exception reason redacted (its remediation is the
+    pack's static text: URL credentials only)."""
+    return dataclasses.replace(
+        v,
+        urn=r.urn(v.urn) if v.urn else v.urn,
+        message=r.text(v.message),
+        remediation=PLAIN.text(v.remediation),
+        excepted=(
+            dataclasses.replace(v.excepted, reason=r.text(v.excepted.reason))
+            if v.excepted is not None
+            else None
+        ),
+    )
+
+
 def _record(r: Redactor, record: ResourceRecord) -> ResourceRecord:
     """``record`` with its values, URN, name and references redacted."""
     return dataclasses.replace(
         record,
-        urn=r.text(record.urn),
-        name=r.text(record.name),
-        parent=r.text(record.parent),
-        provider=r.text(record.provider),
-        dependencies=tuple(r.text(d) for d in record.dependencies),
+        urn=r.urn(record.urn),
+        name=r.string(record.name),
+        parent=r.urn(record.parent) if record.parent else record.parent,
+        provider=r.reference(record.provider),
+        dependencies=tuple(r.urn(d) for d in record.dependencies),
         property_dependencies={
-            key: tuple(r.text(d) for d in deps)
-            for key, deps in record.property_dependencies.items()
+            key: tuple(r.urn(d) for d in deps) for key, deps in record.property_dependencies.items()
         },
         inputs=r.value(dict(record.inputs)),
         outputs=r.value(dict(record.outputs)),
+        import_id=r.string(record.import_id) if record.import_id else "",
     )
 
 

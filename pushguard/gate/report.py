@@ -143,43 +143,75 @@ def call_stack(result: StackResult, urn: str) -> list[tuple[str, int]]:
 
 
 def resource_label(result: StackResult, urn: str) -> str:
-    """``type name`` of the resource a URN names, or ``stack`` for ``""``."""
+    """``type name`` of the resource a URN names (``type name (import)`` for one the engine
+    imports), or ``stack`` for ``""``."""
     if not urn:
         return f"stack {result.project}-{result.stack}"
-    for record in result.resources:
-        if record.urn == urn:
-            return f"{record.type} {record.name}"
-    return urn
+    record = _by_urn(result).get(urn)
+    if record is None:
+        return urn
+    imported = " (import)" if operation(result, record) == IMPORT else ""
+    return f"{record.type} {record.name}{imported}"
 
 
-def operation(result: StackResult) -> str:
-    """The resources' operation as Pulumi names it: ``create`` in a preview, ``same`` for
-    resources already in the state."""
-    return result.origin.operation
+IMPORT = "import"
+"""The operation of a resource the engine imports (``OpImport``, ``pkg/resource/deploy/step.go``
+in pulumi/pulumi: shown ``=``, counted "to import")."""
+
+
+def operation(result: StackResult, record: ResourceRecord | None = None) -> str:
+    """The operation as Pulumi names it: the resources' (``create`` in a preview, ``same`` for
+    resources already in the state), or, for ``record``, ``import`` when a preview's resource
+    is imported (:attr:`~pushguard.gate.result.ResourceRecord.imported`)."""
+    base = result.origin.operation
+    if record is not None and record.imported and base == "create":
+        return IMPORT
+    return base
+
+
+def urn_operation(result: StackResult, urn: str) -> str:
+    """:func:`operation` of the resource ``urn`` names (the resources' for the stack or an
+    unknown URN)."""
+    return operation(result, _by_urn(result).get(urn))
 
 
 def summary(result: StackResult) -> dict[str, int]:
-    """Counts: resources by operation (the stack included), violations by level (not counting
-    those under an active exception), ``excepted`` (under an active exception),
-    ``expiredExceptions`` (counted again, their exception expired), exit code."""
+    """Counts: resources by operation (the stack included; ``import`` only when a resource is
+    imported), violations by level (not counting those under an active exception),
+    ``excepted`` (under an active exception), ``expiredExceptions`` (counted again, their
+    exception expired), ``unjudged`` (only when a policy could not judge what the config asked
+    it to: :attr:`~pushguard.gate.result.StackResult.unjudged`), exit code."""
     counting = [v for v in result.violations if v.counts]
     counts = {level: sum(v.level == level for v in counting) for level in LEVELS}
+    imports = sum(operation(result, r) == IMPORT for r in result.resources)
     return {
-        operation(result): len(result.resources) + 1,
+        operation(result): len(result.resources) + 1 - imports,
+        **({IMPORT: imports} if imports else {}),
         **counts,
         "excepted": len(result.violations) - len(counting),
         "expiredExceptions": sum(
             v.excepted is not None and not v.excepted.active for v in result.violations
         ),
+        **({"unjudged": len(result.unjudged)} if result.unjudged else {}),
         "exitCode": result.exit_code,
     }
 
 
+VERDICTS = {0: "passed", 1: "FAILED", 2: "INCOMPLETE"}
+"""The summary line's last word by exit code: 2 when a policy could not judge what it was asked
+to (never "passed" then)."""
+
+
 def summary_line(result: StackResult) -> str:
-    """One line: resources and violations by level."""
+    """One line: resources and violations by level, then the verdict (:data:`VERDICTS`; an
+    incomplete run says how many checks could not run)."""
     counts = summary(result)
-    verdict = "FAILED" if result.exit_code else "passed"
+    verdict = VERDICTS[result.exit_code]
+    if result.unjudged:
+        verdict += f" ({len(result.unjudged)} check(s) could not judge a value)"
     resources = result.origin.resources_phrase(counts[operation(result)])
+    if counts.get(IMPORT):
+        resources += f", {counts[IMPORT]} to import"
     run = result.origin.run_name
     excepted = f", {counts['excepted']} excepted" if counts["excepted"] else ""
     return (
@@ -251,9 +283,10 @@ def _resources_json(result: StackResult) -> list[dict[str, Any]]:
     ``pulumi:providers:PACKAGE::default_VERSION`` with ``_`` for ``.``, whose ID is not known
     before it exists, https://github.com/pulumi/pulumi/blob/master/developer-docs/architecture/providers.md#default-providers;
     ``""`` for a component or the stack) and ``options`` (``protect``, ``deleteBeforeReplace``,
-    ``replaceOnChanges``, ``ignoreChanges``, as the Pulumi engine receives them in
-    ``RegisterResourceRequest``:
-    https://github.com/pulumi/pulumi/blob/master/proto/pulumi/resource.proto).
+    ``replaceOnChanges``, ``ignoreChanges``, and ``import``, the import ID, ``""`` for none, as
+    the Pulumi engine receives them in ``RegisterResourceRequest``:
+    https://github.com/pulumi/pulumi/blob/master/proto/pulumi/resource.proto). ``operation`` is
+    ``create``, ``import`` (a preview's resource with an import ID) or ``same`` (analyze).
     """
     root = ResourceRecord(
         urn=stack_urn(result.project, result.stack),
@@ -273,7 +306,7 @@ def _resources_json(result: StackResult) -> list[dict[str, Any]]:
             "name": r.name,
             "parent": r.parent,
             "inputs": dict(r.inputs),
-            "operation": operation(result),
+            "operation": operation(result, r),
             "dependencies": sorted(r.dependencies),
             "provider": _provider(result, r),
             "options": {
@@ -281,6 +314,7 @@ def _resources_json(result: StackResult) -> list[dict[str, Any]]:
                 "deleteBeforeReplace": r.delete_before_replace,
                 "replaceOnChanges": list(r.replace_on_changes),
                 "ignoreChanges": list(r.ignore_changes),
+                "import": r.import_id,
             },
         }
         for r in (root, *result.resources)
@@ -338,12 +372,15 @@ def render_json(result: StackResult | None, error: str | None = None) -> str:
     return json.dumps(report, indent=2) + "\n"
 
 
+_OPS = {"create": "[green]+[/]", IMPORT: "[cyan]=[/]", "same": " "}
+"""Each operation's mark in the tree."""
 _MARKS = {"mandatory": " [red]✗ mandatory[/]", "advisory": " [yellow]! advisory[/]"}
 
 
 def _tree(result: StackResult) -> Tree:
-    """The resources by parent under the stack, each ``+`` (create), flagged with the worst
-    level of its violations."""
+    """The resources by parent under the stack, each ``+`` (create) or ``=`` (import, with
+    its import ID), as the Pulumi CLI marks them (``RawPrefix`` in pulumi/pulumi's
+    ``pkg/resource/deploy/step.go``), flagged with the worst level of its violations."""
     root_urn = stack_urn(result.project, result.stack)
     known = {r.urn for r in result.resources} | {root_urn}
     children: dict[str, list[Any]] = {}
@@ -354,13 +391,16 @@ def _tree(result: StackResult) -> Tree:
     for v in result.violations:
         if v.counts and worst.get(v.urn) != "mandatory":
             worst[v.urn] = v.level
-    op = "[green]+[/]" if operation(result) == "create" else " "
-    root = Tree(f"{op} {STACK_TYPE} {shown(result.project)}-{shown(result.stack)}")
+    root = Tree(
+        f"{_OPS[operation(result)]} {STACK_TYPE} {shown(result.project)}-{shown(result.stack)}"
+    )
 
     def add(node: Tree, urn: str) -> None:
         for record in children.get(urn, []):
             mark = _MARKS.get(worst.get(record.urn, ""), "")
-            label = f"{op} {shown(record.type)} {shown(record.name)}{mark}"
+            op = operation(result, record)
+            what = f" [cyan]import {shown(record.import_id)}[/]" if op == IMPORT else ""
+            label = f"{_OPS[op]} {shown(record.type)} {shown(record.name)}{what}{mark}"
             add(node.add(label), record.urn)
 
     add(root, root_urn)

@@ -60,6 +60,15 @@ class ResourceRecord:
     names the default provider of a resource without ``provider``), ``""`` when not sent."""
     outputs: Mapping[str, Any] = field(default_factory=dict)
     source: Source | None = None
+    import_id: str = ""
+    """The ID of the existing cloud resource the engine imports (``RegisterResourceRequest.
+    importId``, the ``import`` resource option), ``""`` when the resource is not imported."""
+
+    @property
+    def imported(self) -> bool:
+        """Whether the engine imports this resource: a custom resource with an import ID
+        (``step_generator.go``: ``goal.Custom && goal.ID != ""`` with nothing in the state)."""
+        return self.custom and bool(self.import_id)
 
 
 @dataclass(frozen=True)
@@ -204,6 +213,11 @@ class StackResult:
     """The Pulumi organisation the stack belongs to, when its origin says (a backend checkpoint's
     ``organization/project/stack``); part of SARIF run IDs and finding fingerprints, so one
     project and stack name in two organisations are two stacks."""
+    unjudged: list[Violation] = field(default_factory=list)
+    """Findings (among :attr:`violations`) that say a policy could not decide a value which
+    nothing decides later, where the policy config asked for that to fail
+    (``unknownAtPreview: enforce``): ``pushguard analyze`` of a state whose value is encrypted.
+    They make the run incomplete: exit 2, naming each (:attr:`exit_code`)."""
     timings: dict[str, float] = field(default_factory=dict)
     """Seconds: ``program``; ``pack_start`` and ``configure`` (in the pack's thread, alongside
     the program); ``analyze`` (the wait for ``Analyze`` answers after the program);
@@ -216,7 +230,10 @@ class StackResult:
 
     @property
     def exit_code(self) -> int:
-        """0 when nothing mandatory is violated, else 1."""
+        """2 when a policy could not judge what it was asked to (:attr:`unjudged`), else 1
+        when something mandatory is violated, else 0."""
+        if self.unjudged:
+            return 2
         return 1 if self.mandatory else 0
 
     @property

@@ -8,7 +8,9 @@ advisory, located at the line of the team's program that declared the resource (
 stable ID (:func:`pushguard.rules.identity.finding_id`) as ``partialFingerprints``
 ``pushguardFinding/v2`` so a finding keeps its identity across runs (a pack that writes no ID:
 a hash of policy, URN and message). A finding under an active exception carries an accepted
-external ``suppressions`` entry with its reason and expiry.
+external ``suppressions`` entry with its reason and expiry. A result or not-checked note about a
+resource the engine imports says so: its resource is labelled ``TYPE NAME (import)`` and it
+carries ``properties.operation`` ``import`` (SARIF 2.1.0 section 3.8, property bags).
 ``automationDetails.id`` is ``pushguard-preview/PROJECT/STACK/`` so each stack is its own
 analysis category. Sources: https://docs.oasis-open.org/sarif/sarif/v2.1.0/sarif-v2.1.0.html and
 https://docs.github.com/en/code-security/code-scanning/integrating-with-code-scanning/sarif-support-for-code-scanning
@@ -26,13 +28,15 @@ from pushguard._about import project_url
 from pushguard.crossguard.not_checked import NotChecked
 from pushguard.gate.redact import redact_result
 from pushguard.gate.report import (
+    IMPORT,
     call_stack,
     location,
     message_text,
     resource_label,
     unprintable_names,
+    urn_operation,
 )
-from pushguard.gate.result import PolicyMeta, StackResult
+from pushguard.gate.result import PolicyMeta, StackResult, Violation
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SECURITY_SEVERITY = {"critical": "9.5", "high": "8.0", "medium": "5.5", "low": "3.0"}
@@ -97,77 +101,103 @@ def to_sarif(result: StackResult | None) -> dict[str, Any]:
     names = unprintable_names(result)
     rules = [_rule(meta) for meta in result.policies.values()]
     index = {rule["id"]: i for i, rule in enumerate(rules)}
-    results = []
-    for v in result.violations:
-        path, line = location(result, v.urn, v.where)
-        # The finding ID (asset, rule, cause); a pack that writes none: policy, URN, message.
-        identity: tuple[str, ...] = (
-            (v.finding_id,) if v.finding_id else (v.policy, v.urn or result.stack, v.message)
-        )
-        if result.organization:  # the URN names no organisation: two orgs' stacks differ here
-            identity = (result.organization, *identity)
-        fingerprint = (
-            identity[0]
-            if len(identity) == 1
-            else hashlib.sha256("\0".join(identity).encode()).hexdigest()
-        )
-        entry: dict[str, Any] = {
-            "ruleId": v.policy,
-            "level": _level(v.level),
-            "message": {
-                "text": message_text(f"{resource_label(result, v.urn)}: {v.message}", names)
-            },
-            "locations": [
-                {
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": uri(path)},
-                        "region": {"startLine": line},
-                    },
-                    "logicalLocations": [
-                        {
-                            "name": resource_label(result, v.urn),
-                            "fullyQualifiedName": v.urn or f"stack:{result.stack}",
-                            "kind": "resource",
-                        }
-                    ],
-                }
-            ],
-            "partialFingerprints": {"pushguardFinding/v2": fingerprint},
-        }
-        if v.excepted is not None and v.excepted.active:
-            # SARIF 2.1.0 section 3.35: an accepted, external (policy config) suppression.
-            entry["suppressions"] = [
-                {
-                    "kind": "external",
-                    "status": "accepted",
-                    "justification": f"{v.excepted.reason} (until {v.excepted.expires})",
-                }
-            ]
-        elif v.excepted is not None:
-            entry["message"]["text"] += f" (exception expired {v.excepted.expires})"
-        related = [
-            {
-                "id": n,
-                "physicalLocation": {
-                    "artifactLocation": {"uri": uri(frame_path)},
-                    "region": {"startLine": max(frame_line, 1)},
-                },
-                "message": {"text": "called from" if n else "outermost call"},
-            }
-            for n, (frame_path, frame_line) in enumerate(call_stack(result, v.urn))
-        ]
-        if related:
-            entry["relatedLocations"] = related
-        if v.policy in index:
-            entry["ruleIndex"] = index[v.policy]
-        results.append(entry)
+    results = [_result(result, v, names, index) for v in result.violations]
     log = _log(rules, results, automation_id(result.origin.tool, result.project, result.stack))
+    log["runs"][0]["invocations"] = [_invocation(result, names, index)]
+    return log
+
+
+def _fingerprint(result: StackResult, v: Violation) -> str:
+    """The finding ID (asset, rule, cause); a pack that writes none: a hash of policy, URN and
+    message (with the organisation, which the URN does not name: two orgs' stacks differ)."""
+    identity: tuple[str, ...] = (
+        (v.finding_id,) if v.finding_id else (v.policy, v.urn or result.stack, v.message)
+    )
+    if result.organization:
+        identity = (result.organization, *identity)
+    if len(identity) == 1:
+        return identity[0]
+    return hashlib.sha256("\0".join(identity).encode()).hexdigest()
+
+
+def _result(
+    result: StackResult, v: Violation, names: list[str], index: dict[str, int]
+) -> dict[str, Any]:
+    """One violation as a SARIF result (see the module documentation)."""
+    path, line = location(result, v.urn, v.where)
+    entry: dict[str, Any] = {
+        "ruleId": v.policy,
+        "level": _level(v.level),
+        "message": {"text": message_text(f"{resource_label(result, v.urn)}: {v.message}", names)},
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": uri(path)},
+                    "region": {"startLine": line},
+                },
+                "logicalLocations": [
+                    {
+                        "name": resource_label(result, v.urn),
+                        "fullyQualifiedName": v.urn or f"stack:{result.stack}",
+                        "kind": "resource",
+                    }
+                ],
+            }
+        ],
+        "partialFingerprints": {"pushguardFinding/v2": _fingerprint(result, v)},
+    }
+    if urn_operation(result, v.urn) == IMPORT:
+        entry["properties"] = {"operation": IMPORT}
+    if v.excepted is not None and v.excepted.active:
+        # SARIF 2.1.0 section 3.35: an accepted, external (policy config) suppression.
+        entry["suppressions"] = [
+            {
+                "kind": "external",
+                "status": "accepted",
+                "justification": f"{v.excepted.reason} (until {v.excepted.expires})",
+            }
+        ]
+    elif v.excepted is not None:
+        entry["message"]["text"] += f" (exception expired {v.excepted.expires})"
+    related = [
+        {
+            "id": n,
+            "physicalLocation": {
+                "artifactLocation": {"uri": uri(frame_path)},
+                "region": {"startLine": max(frame_line, 1)},
+            },
+            "message": {"text": "called from" if n else "outermost call"},
+        }
+        for n, (frame_path, frame_line) in enumerate(call_stack(result, v.urn))
+    ]
+    if related:
+        entry["relatedLocations"] = related
+    if v.policy in index:
+        entry["ruleIndex"] = index[v.policy]
+    return entry
+
+
+def _invocation(result: StackResult, names: list[str], index: dict[str, int]) -> dict[str, Any]:
+    """The run's invocation: its exit code, each check that could not judge a value (exit 2) as
+    an error notification (SARIF 2.1.0 section 3.20.21), and what was not checked as
+    configuration notifications."""
     invocation: dict[str, Any] = {"executionSuccessful": True, "exitCode": result.exit_code}
+    if result.unjudged:
+        invocation["toolExecutionNotifications"] = [
+            {
+                "level": "error",
+                "message": {
+                    "text": message_text(
+                        f"not checked: {v.policy} on {resource_label(result, v.urn)}", names
+                    )
+                },
+            }
+            for v in result.unjudged
+        ]
     notes = [_not_checked(result, n, index) for n in result.not_checked]
     if notes:
         invocation["toolConfigurationNotifications"] = notes
-    log["runs"][0]["invocations"] = [invocation]
-    return log
+    return invocation
 
 
 def automation_id(tool: str, project: str, stack: str, key: str = "") -> str:
@@ -199,6 +229,8 @@ def _not_checked(result: StackResult, item: NotChecked, index: dict[str, int]) -
         ],
         "associatedRule": {"id": item.policy},
     }
+    if urn_operation(result, item.urn) == IMPORT:
+        note["properties"] = {"operation": IMPORT}
     if item.policy in index:
         note["associatedRule"]["index"] = index[item.policy]
     return note

@@ -3,8 +3,9 @@
 :class:`RecordingMonitor` sees every ``RegisterResource`` request as the Pulumi engine would:
 type, name, parent, provider, wire-form inputs (after the provider's ``Check`` when the mocks
 have one), the planned outputs, dependencies, property dependencies, the resource options that
-change how the engine plans (``replaceOnChanges``, ``deleteBeforeReplace``) and the source
-position of the constructor call (the SDK sends it as ``sourcePosition``).
+change how the engine plans (``replaceOnChanges``, ``deleteBeforeReplace``, ``ignoreChanges``,
+``importId``) and the source position of the constructor call (the SDK sends it as
+``sourcePosition``).
 
 Where the mock monitor of Pulumi's SDK is more lenient than the engine, this one is not: a URN
 registered twice fails the program (the engine's "Duplicate resource URN"); a data source read
@@ -150,6 +151,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     protect=bool(request.protect),
                     ignore_changes=tuple(request.ignoreChanges),
                     version=request.version,
+                    import_id=request.importId,
                 )
             )
             if self.on_record is not None:

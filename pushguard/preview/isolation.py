@@ -133,6 +133,7 @@ def _record(body: Mapping[str, Any]) -> ResourceRecord:
         version=str(body.get("version", "")),
         outputs=body["outputs"],
         source=(str(body["source"][0]), int(body["source"][1])) if body["source"] else None,
+        import_id=str(body.get("import_id", "")),
     )
 
 

@@ -5,7 +5,9 @@ The steps, each a failure that ends the run with :class:`PreviewError` (exit cod
 find the project and the stack's config; read the policy config; run the program in preview mode
 with provider-faithful mocks, recording every registration; start the pack as the CLI does;
 configure it (schema defaults, the pack's initial config, the file); ``Analyze`` every resource
-with its checked inputs and ``AnalyzeStack`` once with every resource's planned outputs.
+with its checked inputs and ``AnalyzeStack`` once with every resource's planned outputs. A
+resource declared with ``import`` is planned and judged as the engine will have it after the
+import (:mod:`pushguard.preview.imports`).
 
 This module only orchestrates them: stack choice is in :mod:`pushguard.preview.stacks`, the
 streaming analysis in :mod:`pushguard.preview.streaming`; pack discovery, the pack session and the
@@ -22,11 +24,13 @@ from pathlib import Path
 import grpc
 
 from pushguard.components.push_subscription import TYPE_TOKEN
+from pushguard.crossguard.routes import MAPPED_SUBSCRIPTION_TYPES
 from pushguard.crossguard.routes.shaped import unjudged_error
 from pushguard.gate.analyzer import Diagnostic, PackStartError, PolicyPackProcess
 from pushguard.gate.pack import pack_python, resolve_pack_dir
-from pushguard.gate.result import StackResult, Violation, sort_violations
+from pushguard.gate.result import ResourceRecord, StackResult, Violation, sort_violations
 from pushguard.policy.config_file import PolicyConfigError, load_policy_config
+from pushguard.preview.imports import as_imported, import_note, wholly_imported
 from pushguard.preview.isolation import (
     IsolatedRun,
     ProgramEndedError,
@@ -111,7 +115,7 @@ def run_preview(options: PreviewOptions) -> StackResult:
                 config=config,
                 secret_keys=secrets,
                 mocks=mocks,
-                on_record=stream.submit,
+                on_record=lambda record: stream.submit(as_imported(record)),
                 timeout=options.timeout,
             )
         except ProgramEndedError as ended:
@@ -139,7 +143,27 @@ def run_preview(options: PreviewOptions) -> StackResult:
     unread = unjudged_error(result.resources)
     if unread:  # a push config the pack cannot read: never a pass
         raise PreviewError(unread, result)
+    if whole := _wholly_imported(result):  # the cloud's push config, unread: never a pass
+        raise PreviewError(_wholly_imported_error(whole), result)
     return result
+
+
+def _wholly_imported(result: StackResult) -> list[ResourceRecord]:
+    """The subscriptions imported with ``ignoreChanges: ["*"]``
+    (:func:`~pushguard.preview.imports.wholly_imported`)."""
+    return [
+        r for r in result.resources if r.type in MAPPED_SUBSCRIPTION_TYPES and wholly_imported(r)
+    ]
+
+
+def _wholly_imported_error(records: list[ResourceRecord]) -> str:
+    """The exit-2 message for subscriptions imported with ``ignoreChanges: ["*"]``."""
+    named = ", ".join(f"{r.name} (import ID {r.import_id})" for r in records)
+    return (
+        f'{named}: imported with ignoreChanges ["*"], so every property, the push config '
+        "included, will be what the cloud holds, which an offline preview cannot read; check "
+        "this stack with `pulumi preview --policy-pack`"
+    )
 
 
 def _unanswerable_error(tokens: list[str]) -> str:
@@ -156,12 +180,13 @@ def _unanswerable_error(tokens: list[str]) -> str:
 def _fill(result: StackResult, run: IsolatedRun) -> None:
     """What the run says, in a stable order (registrations arrive as the runtime completes
     them, which varies from run to run)."""
-    result.resources = sorted(run.records, key=lambda r: r.urn)
+    result.resources = sorted(map(as_imported, run.records), key=lambda r: r.urn)
     result.logs = sorted(not_expanded(run.logs)[0])
     result.outputs = dict(sorted(run.outputs.items()))
     result.program_output = run.output
     result.call_stacks = run.call_stacks
     result.notes = _notes(run)
+    result.notes += [note for r in result.resources if (note := import_note(r))]
 
 
 def refusal_violations(result: StackResult, failure: ProgramFailure) -> list[Violation]:

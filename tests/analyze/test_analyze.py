@@ -156,7 +156,7 @@ def test_an_encrypted_secret_is_unknown_as_at_preview(secret_endpoint, tmp_path:
     # engine keeps the whole pushConfig output secret, so its account is unknown too), and
     # every policy that needs a hidden value says so instead of passing.
     assert {v[:3] for v in preview_findings(secret_endpoint)} <= {v[:3] for v in findings(stack)}
-    undecided = {v[0] for v in findings(stack) if "during preview" in v[3]}
+    undecided = {v[0] for v in findings(stack) if "on this state" in v[3]}
     assert undecided == {
         "push-endpoint-https",
         "push-invoker-binding",

@@ -182,7 +182,7 @@ def test_an_encrypted_push_config_is_worded_as_not_checked(secret_endpoint, tmp_
         assert "pulumi up" not in out, fmt
         assert "checked again" not in out, fmt
     report = json.loads(analyze(state, "-f", "json")[1])
-    undecided = [v for v in report["stacks"][0]["violations"] if "during preview" in v["message"]]
+    undecided = [v for v in report["stacks"][0]["violations"] if "on this state" in v["message"]]
     assert undecided
     for v in undecided:
         assert "encrypted in the state" in v["message"] and "not checked" in v["message"], v

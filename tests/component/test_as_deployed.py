@@ -219,6 +219,7 @@ def test_json_report_gives_dependencies_provider_and_options(reports) -> None:
         "deleteBeforeReplace": False,
         "replaceOnChanges": [],
         "ignoreChanges": [],
+        "import": "",
     }
     component = by_name(report, COMPONENT)["orders sync"]
     assert component["provider"] == "" and component["dependencies"] == []

@@ -110,7 +110,8 @@ def test_wire_values_show_secrets_unknowns_and_redacted_urls() -> None:
         "pushConfig": {
             "pushEndpoint": "[secret]",
             "oidcToken": {
-                "audience": "https://[redacted]@[secret]/p?[redacted]",
+                # a plain value: hidden whole or not at all, never a part of it (the host)
+                "audience": "https://[redacted]@hooks.example.com/p?[redacted]",
                 "serviceAccountEmail": "[unknown]",
             },
         },
@@ -143,7 +144,8 @@ def test_secret_values_are_hidden_wherever_else_they_appear() -> None:
 
 
 def test_overlapping_secrets_leave_no_fragment() -> None:
-    assert scrub("xabcdxy", ["abcd", "cdxy"]) == "x[secret]"
+    assert scrub("x abcdxy", ["abcd", "abcdxy", "cdxy"]) == "x [secret]"
+    assert scrub("x abcd-cdxy.", ["abcd-cd", "cd-cdxy"]) == "x [secret]."
     assert scrub("a [secret] b", ["secret"]) == "a [[secret]] b"
 
 
