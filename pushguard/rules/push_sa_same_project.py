@@ -53,6 +53,13 @@ def _short(facts: SubscriptionFacts) -> str:
     return "trigger's service account" if facts.is_trigger else "push-auth account"
 
 
+def _label(names: ProjectNames) -> str:
+    """A project as a message names it: ``ID (NUMBER)`` where both are known."""
+    if names.id and names.number:
+        return f"{names.id} ({names.number})"
+    return _name(names)
+
+
 def _name(names: ProjectNames) -> str:
     return names.id or names.number or "?"
 
@@ -99,8 +106,8 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
             (account.id, ours.id) if account.id and ours.id else (account.number, ours.number)
         )
         yield Result.violation(
-            f"The {facts.account_noun()}{who} belongs to project {theirs}, not to the "
-            f"{facts.noun()}'s project {mine}.",
+            f"The {facts.account_noun()}{who} belongs to project {_label(account)}, not to the "
+            f"{facts.noun()}'s project {_label(ours)}.",
             "push_auth_account",
             push_auth_account=facts.push_auth_account or "",
             account_project=theirs or "",

@@ -58,7 +58,8 @@ def test_the_attackers_trigger_fails_the_preview_saying_why(previewed) -> None:
     assert "gcp-attacker: The trigger's HTTP endpoint uses http://" in text
     assert (
         "kcc-attacker: The trigger's service account pusher@acme-shared.iam.gserviceaccount.com "
-        "belongs to project acme-shared, not to the trigger's project acme-web." in text
+        "belongs to project acme-shared (333333333333), not to the trigger's project acme-web "
+        "(111111111111)." in text
     )
 
 
