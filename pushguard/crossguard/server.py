@@ -255,12 +255,7 @@ def _lay_project_numbers(request: Any, defaults: dict[str, Any]) -> str:
         if name not in request.policyConfig:
             request.policyConfig[name].enforcementLevel = level
         config = request.policyConfig[name]
-        try:
-            merged = with_project_numbers(
-                json_format.MessageToDict(config.properties), numbers, name
-            )
-        except ValueError as error:
-            return str(error)
+        merged = with_project_numbers(json_format.MessageToDict(config.properties), numbers)
         config.properties.Clear()
         config.properties.update(merged)
     return ""
@@ -316,16 +311,8 @@ TOO_DEEP = (
 def _lower_excepted(response: Any, scope: RequestScope) -> None:
     """Lower to advisory each diagnostic a policy reported under an active exception
     (:mod:`pushguard.policy.exceptions`): the Pulumi CLI then shows it as a warning, with the
-    exception's reason and expiry in its message, and does not fail on it. pulumi-policy writes
-    a violation's message as ``DESCRIPTION\nMESSAGE`` (``report_violation``)."""
-    excepted = scope.excepted or set()
-    if not excepted:
-        return
-    advisory = proto.EnforcementLevel.Value("ADVISORY")
-    for diagnostic in response.diagnostics:
-        text = diagnostic.message.split("\n", 1)[-1]
-        if (diagnostic.policyName, text) in excepted:
-            diagnostic.enforcementLevel = advisory
+    exception's reason and expiry in its message, and does not fail on it."""
+    _set_level(response, scope.excepted, "ADVISORY")
 
 
 def _maybe_push_shaped(request: Any) -> bool:
@@ -340,16 +327,20 @@ def _maybe_push_shaped(request: Any) -> bool:
 def _raise_unjudged(response: Any, scope: RequestScope) -> None:
     """Raise to mandatory each diagnostic a policy reported as "cannot be checked" (a resource
     the pack cannot judge): whatever a policy's configured level, the Pulumi CLI fails on it, as
-    ``pushguard preview`` and ``analyze`` do (exit 2). pulumi-policy writes a violation's message
-    as ``DESCRIPTION\nMESSAGE`` (``report_violation``)."""
-    unjudged = scope.mandatory or set()
-    if not unjudged:
+    ``pushguard preview`` and ``analyze`` do (exit 2)."""
+    _set_level(response, scope.mandatory, "MANDATORY")
+
+
+def _set_level(response: Any, marked: set[tuple[str, str]] | None, level: str) -> None:
+    """Set ``level`` on each diagnostic whose ``(policy, message)`` is in ``marked``.
+    pulumi-policy writes a violation's message as ``DESCRIPTION\nMESSAGE``
+    (``report_violation``): the message is compared without the description."""
+    if not marked:
         return
-    mandatory = proto.EnforcementLevel.Value("MANDATORY")
+    value = proto.EnforcementLevel.Value(level)
     for diagnostic in response.diagnostics:
-        text = diagnostic.message.split("\n", 1)[-1]
-        if (diagnostic.policyName, text) in unjudged:
-            diagnostic.enforcementLevel = mandatory
+        if (diagnostic.policyName, diagnostic.message.split("\n", 1)[-1]) in marked:
+            diagnostic.enforcementLevel = value
 
 
 UNVERIFIED_MARK = "during preview:"

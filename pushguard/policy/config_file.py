@@ -280,31 +280,15 @@ def every_project_number(
 
 
 def with_project_numbers(
-    properties: Mapping[str, Any], numbers: Mapping[str, Any], policy: str
+    properties: Mapping[str, Any], numbers: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """One policy's ``properties`` with the top-level :data:`PROJECT_NUMBERS` map laid under its
-    own ``projectNumbers`` (the per-policy form is still read).
-
-    Raises:
-        ValueError: the two maps give one project different numbers (naming the project, both
-            numbers and ``policy``).
-    """
+    """One policy's ``properties`` with ``numbers`` (:func:`every_project_number`, which has
+    already read and checked the policy's own map) as its ``projectNumbers``. A ``projectNumbers``
+    that is not a map is left for the policy's settings check to refuse."""
     own = properties.get("projectNumbers")
-    if not numbers:
+    if not numbers or (own is not None and not isinstance(own, Mapping)):
         return dict(properties)
-    merged = dict(numbers)
-    if isinstance(own, Mapping):
-        for project, number in own.items():
-            if project in merged and str(merged[project]) != str(number):
-                raise ValueError(
-                    f"{policy}: projectNumbers gives {project} the number {number!r}, but the "
-                    f"top-level {PROJECT_NUMBERS} gives {merged[project]!r}; say each project's "
-                    f"number once, in the top-level {PROJECT_NUMBERS}"
-                )
-            merged[project] = number
-    elif own is not None:
-        return dict(properties)  # not a map: the policy's own settings check refuses it
-    return {**properties, "projectNumbers": merged}
+    return {**properties, "projectNumbers": dict(numbers)}
 
 
 @dataclass(frozen=True)
@@ -344,12 +328,10 @@ def rule_config(resolved: Mapping[str, PolicyConfig], source: str = "") -> RuleC
             continue
         levels[rule.id] = EnforcementLevel(level)
         try:
-            properties = with_project_numbers(entry.properties, numbers, rule.id)
+            properties = with_project_numbers(entry.properties, numbers)
             settings[rule.id] = parse_settings(rule.id, properties)
         except PackConfigError as error:
             problems += [f"{rule.id}: {where}: {message}" for where, message in error.problems]
-        except ValueError as error:
-            problems.append(str(error))
     if problems:
         raise PolicyConfigError(source, problems)
     return RuleConfig(levels, settings)

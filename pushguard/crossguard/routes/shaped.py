@@ -56,6 +56,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pushguard.crossguard.routes import SUBSCRIPTION_TYPES, uncheckable_error, unreadable_error
+from pushguard.crossguard.routes import Declared as Routed
 from pushguard.crossguard.wire import SECRET_SIG, SIG_KEY
 from pushguard.state.document import OUTPUT_VALUE_SIG
 
@@ -301,22 +302,14 @@ def push_shaped(
     return PushShaped(resource_type, name, stopped=stopped) if stopped else None
 
 
-class Declared(Protocol):
+class Declared(Routed, Protocol):
     """What :func:`unjudged_error` reads of a resource (a
-    :class:`~pushguard.gate.result.ResourceRecord`)."""
+    :class:`~pushguard.gate.result.ResourceRecord`): what the routes read, and more."""
 
-    @property
-    def urn(self) -> str: ...
-    @property
-    def type(self) -> str: ...
-    @property
-    def name(self) -> str: ...
     @property
     def custom(self) -> bool: ...
     @property
     def provider(self) -> str: ...
-    @property
-    def inputs(self) -> Mapping[str, Any]: ...
     @property
     def outputs(self) -> Mapping[str, Any]: ...
 
