@@ -52,7 +52,12 @@ def expiration_problem(ttl: Any, retention: Any) -> str | None:
     message retention duration (:data:`DEFAULT_RETENTION_SECONDS` when not set): Google's
     subscription-properties page ties the expiration period to the message retention duration
     (https://cloud.google.com/pubsub/docs/subscription-properties#expiration_period), so
-    ``86400s`` with the default 7-day retention is refused before anything is registered.
+    ``86400s`` with the default 7-day retention is refused before anything is registered. The
+    stored copies of that page this was written from end before its expiration section; the
+    rule as enforced (shorter is refused, equal is accepted) follows those who quote or apply it:
+    "the subscription expiration should always be greater than the message retention duration"
+    (https://github.com/peburrows/kane/pull/38) and "no shorter than the message retention
+    duration" (the CloudBurrow emulator front, which refuses "a ttl Google refuses").
     """
     if not isinstance(ttl, str) or ttl == "":
         return None
