@@ -57,7 +57,8 @@ def expiration_problem(ttl: Any, retention: Any) -> str | None:
     rule as enforced (shorter is refused, equal is accepted) follows those who quote or apply it:
     "the subscription expiration should always be greater than the message retention duration"
     (https://github.com/peburrows/kane/pull/38) and "no shorter than the message retention
-    duration" (the CloudBurrow emulator front, which refuses "a ttl Google refuses").
+    duration" (the front of the CloudBurrow emulator, github.com/cloudburrow/cloudburrow, which
+    refuses "a ttl Google refuses").
     """
     if not isinstance(ttl, str) or ttl == "":
         return None
