@@ -147,6 +147,14 @@ def test_the_cli_names_the_repository_for_a_missing_extra(
     assert any("git+" in a for a in arguments), message
 
 
+def test_the_receiver_names_the_repository_for_its_missing_extra() -> None:
+    from pushguard.receiver import _extra
+
+    arguments = list(pip_arguments(_extra.INSTALL))
+    assert arguments and all(requirement_problem(a) is None for a in arguments), _extra.INSTALL
+    assert any("git+" in a for a in arguments), _extra.INSTALL
+
+
 def test_every_component_source_names_a_pinned_ref() -> None:
     """``pulumi package add github.com/pushguard/pushguard/components@...`` and the YAML
     ``packages`` entries, wherever the repository shows them."""
