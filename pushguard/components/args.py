@@ -94,8 +94,8 @@ class PushSubscriptionArgs(TypedDict):
     project: NotRequired[pulumi.Input[str]]
     """Project ID of the subscription; defaults to the ``gcp:project`` config."""
     project_number: NotRequired[pulumi.Input[str]]
-    """Project number (names the Pub/Sub service agent); looked up with
-    ``gcp.organizations.get_project`` when omitted."""
+    """Project number (names the Pub/Sub service agent); looked up from ``project`` when
+    omitted."""
     subscription_name: NotRequired[pulumi.Input[str]]
     """Subscription ID (3 to 255 characters of letters, digits and ``- _ . ~ + %``, starts with a
     letter, not ``goog``). Omitted: generated from the name, unique per project, stack and
