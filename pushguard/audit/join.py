@@ -3,14 +3,17 @@
 Joins (all on small, asset-type-filtered tables; the big input is read once, in parse):
 
 - the subscription's project number: its ``ancestors`` (``projects/N`` first), else its
-  ``resource.parent``; its project ID from its asset name;
+  ``resource.parent``; its project ID from its asset name, or, when the name holds the project's
+  number (``projects/123456789012/subscriptions/S``), from the export's project assets
+  (:func:`project_ids`);
 - the push-auth account by email -> its service-account asset and ancestors;
 - the push endpoint's host -> the Cloud Run service or Cloud Function that serves it
   (:mod:`pushguard.audit.targets`);
 - the dead-letter topic -> its topic asset;
 - service perimeters that restrict ``pubsub.googleapis.com`` -> their member project numbers
   (:mod:`pushguard.audit.perimeters`);
-- IAM bindings on each of those assets **and on their ancestors** (:mod:`pushguard.audit.grants`).
+- IAM bindings on each of those assets **and on their ancestors**, a custom role's with the
+  permissions the export's role asset gives (:mod:`pushguard.audit.grants`).
 
 Assets without ``ancestors`` (some exports) get them from the ``parent`` links of the projects
 and folders in the export (:mod:`pushguard.audit.hierarchy`).
@@ -30,7 +33,7 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from pushguard.audit.grants import grant_lists
+from pushguard.audit.grants import custom_roles, grant_lists
 from pushguard.audit.hierarchy import hierarchy, resources_of
 from pushguard.audit.perimeters import perimeter_members
 from pushguard.audit.schemas import (
@@ -38,6 +41,7 @@ from pushguard.audit.schemas import (
     NEEDED_TYPES,
     ORGANIZATION,
     PERIMETER,
+    PROJECT,
     RESOURCE_DATA,
     SERVICE_ACCOUNT,
     SUBSCRIPTION,
@@ -132,17 +136,47 @@ def split_assets(assets: DataFrame) -> tuple[DataFrame, DataFrame, DataFrame]:
     )
 
 
-def _subscriptions(resources: DataFrame, tree: DataFrame | None) -> DataFrame:
-    """The subscriptions' own facts, and ``endpoint_host`` to find their push target."""
-    data = F.col(data_column(SUBSCRIPTION))
-    number = F.coalesce(
-        F.regexp_extract(F.element_at("ancestors", 1), r"^projects/([0-9]+)$", 1),
-        F.regexp_extract("parent", r"/projects/([0-9]+)$", 1),
+def project_ids(resources: DataFrame) -> DataFrame:
+    """``number_of_id``, ``id_of_number``: each project asset of the export (``resources``) by
+    its number, from its asset name (exports name a project
+    ``//cloudresourcemanager.googleapis.com/projects/PROJECT_NUMBER``:
+    https://cloud.google.com/asset-inventory/docs/asset-names), and its ID (``resource.data``'s
+    ``projectId``, https://cloud.google.com/resource-manager/reference/rest/v1/projects), each
+    number once. Lazy."""
+    number = F.regexp_extract(
+        "name", r"^//cloudresourcemanager\.googleapis\.com/projects/([0-9]+)$", 1
     )
-    return resources_of(resources, tree, SUBSCRIPTION).select(
+    project_id = F.col(data_column(PROJECT))["projectId"]
+    return (
+        resources.filter(F.col("asset_type") == PROJECT)
+        .select(number.alias("number_of_id"), project_id.alias("id_of_number"))
+        .filter((F.col("number_of_id") != "") & F.col("id_of_number").isNotNull())
+        .dropDuplicates(["number_of_id"])
+    )
+
+
+def _subscriptions(resources: DataFrame, tree: DataFrame | None) -> DataFrame:
+    """The subscriptions' own facts, and ``endpoint_host`` to find their push target. A
+    subscription whose name holds its project's number gets the project's ID from the export's
+    project assets (:func:`project_ids`; null when none is that project)."""
+    data = F.col(data_column(SUBSCRIPTION))
+    named = F.regexp_extract("name", r"/projects/([^/]+)/subscriptions/", 1)
+    by_number = named.rlike(r"^[0-9]+$")
+    number = F.coalesce(
+        F.nullif(
+            F.regexp_extract(F.element_at("ancestors", 1), r"^projects/([0-9]+)$", 1), F.lit("")
+        ),
+        F.nullif(F.regexp_extract("parent", r"/projects/([0-9]+)$", 1), F.lit("")),
+        F.when(by_number, named),
+    )
+    ids = F.broadcast(project_ids(resources))
+    subscriptions = resources_of(resources, tree, SUBSCRIPTION).join(
+        ids, F.when(by_number, named) == F.col("number_of_id"), "left"
+    )
+    return subscriptions.select(
         F.col("name").alias("asset_name"),
-        F.regexp_extract("name", r"/projects/([^/]+)/subscriptions/", 1).alias("project_id"),
-        F.when(number != "", number).alias("project_number"),
+        F.when(by_number, F.col("id_of_number")).otherwise(named).alias("project_id"),
+        number.alias("project_number"),
         F.coalesce("ancestors", F.array()).alias("ancestors"),
         data["pushConfig"]["pushEndpoint"].alias("push_endpoint"),
         F.lower(data["pushConfig"]["oidcToken"]["serviceAccountEmail"]).alias("push_auth_account"),
@@ -209,6 +243,7 @@ def subscription_facts(
         )
         .withColumn("in_service_perimeter", F.coalesce("in_perimeter", F.lit(False)))
     )
-    return facts.join(grant_lists(facts, policies), on="asset_name", how="left").select(
+    grants = grant_lists(facts, policies, custom_roles(resources))
+    return facts.join(grants, on="asset_name", how="left").select(
         *(F.col(field.name).cast(field.dataType).alias(field.name) for field in JOINED_SCHEMA)
     )

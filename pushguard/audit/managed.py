@@ -40,7 +40,9 @@ STACK_RULES = (push_unmanaged.RULE, push_state_drift.RULE)
 
 def _live(copies: AssetCopies, facts: DataFrame) -> DataFrame:
     """``path``, ``asset_name``, ``project_id``, ``project_number``, ``ancestors``, ``live``
-    (struct of the push settings) per subscription of the export."""
+    (struct of the push settings) per subscription of the export. ``path`` names the project by
+    its ID, as stacks record it, also when the asset's name holds the project's number and the
+    export's project assets give its ID (:func:`~pushguard.audit.join.project_ids`)."""
     resources, _ = copies.newest()
     data = F.col(data_column(SUBSCRIPTION))
     push = data["pushConfig"]
@@ -59,11 +61,19 @@ def _live(copies: AssetCopies, facts: DataFrame) -> DataFrame:
     subscriptions = resources.filter(F.col("asset_type") == SUBSCRIPTION).select(
         F.col("name").alias("asset_name"), live.alias("live")
     )
+    path = F.regexp_extract("asset_name", r"^//pubsub\.googleapis\.com/(.*)$", 1)
+    by_id = F.concat(
+        F.lit("projects/"),
+        "project_id",
+        F.lit("/"),
+        F.regexp_extract(path, r"^projects/[^/]+/(.*)$", 1),
+    )
+    named_by_number = path.rlike(r"^projects/[0-9]+/") & (F.coalesce("project_id", F.lit("")) != "")
     return subscriptions.join(
         facts.select("asset_name", "project_id", "project_number", "ancestors"),
         on="asset_name",
         how="inner",
-    ).withColumn("path", F.regexp_extract("asset_name", r"^//pubsub\.googleapis\.com/(.*)$", 1))
+    ).withColumn("path", F.when(named_by_number, by_id).otherwise(path))
 
 
 def projects_in_export(copies: AssetCopies) -> DataFrame:

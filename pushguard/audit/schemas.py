@@ -46,6 +46,7 @@ RUN_SERVICE = "run.googleapis.com/Service"
 FUNCTION_V1 = "cloudfunctions.googleapis.com/CloudFunction"
 FUNCTION_V2 = "cloudfunctions.googleapis.com/Function"
 PERIMETER = "accesscontextmanager.googleapis.com/ServicePerimeter"
+ROLE = "iam.googleapis.com/Role"
 
 RESOURCE_TYPES = frozenset(
     {
@@ -58,6 +59,7 @@ RESOURCE_TYPES = frozenset(
         FUNCTION_V1,
         FUNCTION_V2,
         PERIMETER,
+        ROLE,
     }
 )
 """Asset types whose ``resource`` the audit reads."""
@@ -172,6 +174,13 @@ RESOURCE_DATA: dict[str, StructType] = {
     FUNCTION_V1: _data(StructField("httpsTrigger", _URL)),
     FUNCTION_V2: _data(StructField("serviceConfig", StructType(_strings("uri", "service")))),
     PERIMETER: SERVICE_PERIMETER,
+    # A custom role (https://cloud.google.com/iam/docs/reference/rest/v1/organizations.roles):
+    # the permissions the grant rules judge a binding of it by. A deleted role's bindings have
+    # no effect (https://cloud.google.com/iam/docs/reference/rest/v1/projects.roles/delete).
+    ROLE: _data(
+        StructField("includedPermissions", ArrayType(StringType())),
+        StructField("deleted", BooleanType()),
+    ),
 }
 """Per asset type, the ``resource.data`` fields the audit reads, and only those: every field
 declared here must have its declared JSON type (a line where one does not is quarantined). A
@@ -196,11 +205,17 @@ IAM_POLICY = _data(
 )
 """An IAM policy (https://cloud.google.com/iam/docs/reference/rest/v1/Policy)."""
 
-GRANT = StructType(_strings("role", "member", "resource", "condition"))
+GRANT = StructType(
+    [
+        *_strings("role", "member", "resource", "condition"),
+        StructField("permissions", ArrayType(StringType())),
+    ]
+)
 """One IAM grant in a joined row, field for field :class:`pushguard.rules.facts.IamGrant`: the
 role, the member, the resource the binding is on (``projects/N``, ``folders/N``,
-``organizations/N`` or the asset's full name) and the condition's title or expression (null for
-an unconditional binding)."""
+``organizations/N`` or the asset's full name), the condition's title or expression (null for
+an unconditional binding) and, for a custom role the export describes, the permissions of
+:data:`~pushguard.rules.iam.IMPERSONATION_PERMISSIONS` it carries (null otherwise)."""
 
 GRANT_FACTS = ("account_grants", "target_grants", "dead_letter_grants", "subscription_grants")
 """The grant columns of a joined row: the grants on the push-auth service account, on the push
@@ -227,7 +242,9 @@ JOINED_SCHEMA = StructType(
 
 - ``asset_name``: the subscription's CAI asset name
   (``//pubsub.googleapis.com/projects/P/subscriptions/S``);
-- ``project_id`` (empty when the name has none), ``project_number`` (null when unknown), plain;
+- ``project_id`` (empty when the name has none; when the name holds the project's number, the
+  ID the export's project assets give it, null when none does), ``project_number`` (null when
+  unknown), plain;
 - ``ancestors``: ``projects/N``, ``folders/N``, ..., ``organizations/N``, nearest first (empty
   when unknown, never null);
 - ``push_endpoint`` (null or empty for a pull subscription), ``push_auth_account`` (the OIDC

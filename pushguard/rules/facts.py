@@ -63,12 +63,18 @@ class IamGrant(_Frozen):
     https://cloud.google.com/iam/docs/resource-hierarchy-access-control).
     ``condition`` is the condition's title or expression for a conditional binding, which a rule
     cannot prove holds; rules report such grants as such instead of counting them.
+    ``permissions``: what the role carries of
+    :data:`~pushguard.rules.iam.IMPERSONATION_PERMISSIONS`, when the source of the grant says so
+    (the audit reads a custom role's ``includedPermissions`` from the export's
+    ``iam.googleapis.com/Role`` asset); ``None``: the rules look the role up in the table of
+    Google's predefined roles (:func:`~pushguard.rules.iam.role_permissions`).
     """
 
     role: str
     member: str
     resource: str = ""
     condition: str | None = None
+    permissions: tuple[str, ...] | None = None
 
 
 class IamBinding(_Frozen):
