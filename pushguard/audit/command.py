@@ -352,7 +352,8 @@ def progress_phase(progress: ConsoleProgress) -> str:
 
 
 def summary_line(summary: AuditSummary, out: str) -> str:
-    """The line printed on stdout after a run: lines, subscriptions, violations by level, what
+    """The line printed on stdout after a run: lines, subscriptions, violations by level, the
+    Google-managed subscriptions set aside (when there are some), what
     changed against the baseline (or that it is not computed without one), the stacks' unmanaged,
     drifted and deleted subscriptions (or that they are not checked without ``--stacks``) and
     where the outputs are."""
@@ -365,6 +366,8 @@ def summary_line(summary: AuditSummary, out: str) -> str:
         if changes is not None
         else "; no baseline given, so new and resolved findings are not computed (--baseline)"
     )
+    google = summary.findings.google_managed
+    set_aside = f"; {google:,} Google-managed (not judged)" if google else ""
     stacks = summary.stacks
     managed = (
         f"; {stacks.states:,} stacks: {stacks.unmanaged:,} push subscriptions unmanaged, "
@@ -377,7 +380,7 @@ def summary_line(summary: AuditSummary, out: str) -> str:
         f"pushguard audit: {lines.read:,} lines read, {lines.parsed:,} parsed, "
         f"{lines.quarantined:,} quarantined; {subscriptions.evaluated:,} "
         f"subscriptions ({subscriptions.push:,} push); violations by level "
-        f"{json.dumps(summary.findings.violations_by_level, sort_keys=True)}{against}"
+        f"{json.dumps(summary.findings.violations_by_level, sort_keys=True)}{set_aside}{against}"
         f"{managed}; outputs in {out}"
     )
 

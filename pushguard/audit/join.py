@@ -181,6 +181,7 @@ def _subscriptions(resources: DataFrame, tree: DataFrame | None) -> DataFrame:
         data["pushConfig"]["pushEndpoint"].alias("push_endpoint"),
         F.lower(data["pushConfig"]["oidcToken"]["serviceAccountEmail"]).alias("push_auth_account"),
         data["pushConfig"]["oidcToken"]["audience"].alias("audience"),
+        data["topic"].alias("topic"),
         F.coalesce(data["enableExactlyOnceDelivery"], F.lit(False)).alias("exactly_once_delivery"),
         data["deadLetterPolicy"]["deadLetterTopic"].alias("dead_letter_topic"),
         url_host(data["pushConfig"]["pushEndpoint"]).alias("endpoint_host"),

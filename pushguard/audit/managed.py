@@ -23,7 +23,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from pushguard.audit.evaluate import RuleGroup, arrow_evaluator, plan
+from pushguard.audit.evaluate import RuleGroup, arrow_evaluator, plan, subscription_id
 from pushguard.audit.join import AssetCopies
 from pushguard.audit.options import AuditOptions
 from pushguard.audit.schemas import FINDINGS_DDL, PROJECT, SUBSCRIPTION, data_column
@@ -31,6 +31,7 @@ from pushguard.audit.stacks import RecordCounts
 from pushguard.audit.summary import ProjectManagement, StacksCounts
 from pushguard.rules import push_state_drift, push_unmanaged
 from pushguard.rules.facts import SubscriptionFacts
+from pushguard.rules.google_managed import GOOGLE_MANAGED
 from pushguard.rules.identity import CAI_SERVICE_PREFIX
 from pushguard.rules.managed import RECORDED_SETTINGS, Management, PushSettings, StackRecord
 
@@ -70,7 +71,7 @@ def _live(copies: AssetCopies, facts: DataFrame) -> DataFrame:
     )
     named_by_number = path.rlike(r"^projects/[0-9]+/") & (F.coalesce("project_id", F.lit("")) != "")
     return subscriptions.join(
-        facts.select("asset_name", "project_id", "project_number", "ancestors"),
+        facts.select("asset_name", "project_id", "project_number", "ancestors", "topic"),
         on="asset_name",
         how="inner",
     ).withColumn("path", F.when(named_by_number, by_id).otherwise(path))
@@ -120,7 +121,8 @@ def _grouped(records: DataFrame) -> DataFrame:
 
 def managed_rows(records: DataFrame, facts: DataFrame, copies: AssetCopies) -> DataFrame:
     """One row per subscription of the export or of a stack: ``asset_name``, ``project_id``,
-    ``project_number``, ``ancestors``, ``live`` (null: not in the export), ``records`` (empty:
+    ``project_number``, ``ancestors``, ``live`` (null: not in the export), ``topic``,
+    ``records`` (empty:
     no given stack manages it), ``project_in_export``. Lazy."""
     matched = _live(copies, facts).join(_grouped(records), on="path", how="full")
     projects = F.broadcast(projects_in_export(copies)).alias("p")
@@ -144,6 +146,7 @@ def managed_rows(records: DataFrame, facts: DataFrame, copies: AssetCopies) -> D
             "ancestors"
         ),
         "live",
+        "topic",
         F.coalesce("records", F.array()).alias("records"),
         (in_export | F.col("known_project").isNotNull()).alias("project_in_export"),
     )
@@ -161,12 +164,18 @@ def _settings(values: Mapping[str, Any]) -> PushSettings:
 
 
 def facts_of_row(row: Mapping[str, Any]) -> SubscriptionFacts:
-    """One row of :func:`managed_rows` -> the facts the two rules read."""
+    """One row of :func:`managed_rows` -> the facts the two rules read, and what tells a
+    Google-managed subscription (its ID, topic and live push settings), which neither rule
+    judges."""
     live = row["live"]
     return SubscriptionFacts(
         resource=row["asset_name"],
         project_id=row["project_id"] or None,
         project_number=row["project_number"] or None,
+        subscription_id=subscription_id(row["asset_name"]),
+        topic=row.get("topic"),
+        push_endpoint=live["push_endpoint"] if live is not None else None,
+        push_auth_account=live["push_auth_account"] if live is not None else None,
         management=Management(
             records=tuple(
                 StackRecord(
@@ -199,20 +208,26 @@ def stack_groups(options: AuditOptions) -> list[RuleGroup]:
 
 def stack_findings(rows: DataFrame, options: AuditOptions) -> DataFrame:
     """The findings (:data:`~pushguard.audit.schemas.FINDINGS_DDL`) of :data:`STACK_RULES` over
-    :func:`managed_rows`, evaluated on the executors. Lazy."""
-    evaluator = arrow_evaluator(stack_groups(options), options.run_time, facts_of=facts_of_row)
+    :func:`managed_rows`, evaluated on the executors: none for a Google-managed subscription
+    (:mod:`pushguard.rules.google_managed`; the rules' pass reports it). Lazy."""
+    evaluator = arrow_evaluator(
+        stack_groups(options), options.run_time, facts_of=facts_of_row, report_google_managed=False
+    )
     return rows.mapInArrow(evaluator, FINDINGS_DDL)
 
 
 def stacks_counts(rows: DataFrame, findings: DataFrame, counts: RecordCounts) -> StacksCounts:
     """``summary.json``'s ``stacks``: per project the managed and unmanaged push subscriptions
-    of the export, per stack the subscriptions that drifted or were deleted (violations of
-    ``push-state-drift``). One Spark job (the two aggregates unioned, as
-    :mod:`pushguard.audit.aggregates` does); sorted on the driver."""
+    of the export (not the Google-managed ones, which are Google's to manage), per stack the
+    subscriptions that drifted or were deleted (violations of ``push-state-drift``). One Spark
+    job (the two aggregates unioned, as :mod:`pushguard.audit.aggregates` does); sorted on the
+    driver."""
     is_push = F.col("live").isNotNull() & F.col("live")["push_endpoint"].isNotNull()
     managed = F.size("records") > 0
+    google = findings.filter(F.col("status") == GOOGLE_MANAGED).select("asset_name")
     per_project = (
         rows.filter(is_push)
+        .join(google, on="asset_name", how="left_anti")  # Google's: neither managed nor not
         .groupBy(F.coalesce("project_id", F.lit("")).alias("key"))
         .agg(
             F.count(F.when(managed, 1)).alias("first"),

@@ -72,7 +72,7 @@ def _findings(summary: AuditSummary, rows: list[dict[str, Any]] | None) -> str:
     if rows is None:
         return ""
     found = summary.findings
-    total = sum(found.violations_by_level.values()) + found.excepted
+    total = sum(found.violations_by_level.values()) + found.excepted + found.google_managed
     changes = summary.baseline
     head = "<h2>Findings</h2>"
     if changes is not None:
@@ -147,6 +147,7 @@ def render(
         ("push subscriptions", summary.subscriptions.push),
         ("mandatory violations", found.violations_by_level.get("mandatory", 0)),
         ("advisory violations", found.violations_by_level.get("advisory", 0)),
+        ("Google-managed", found.google_managed),
     ]
     card_html = "".join(
         f'<div class="card"><b>{value:,}</b>{escape(label)}</div>' for label, value in cards
@@ -165,6 +166,7 @@ def render(
 <h2>Worst offenders</h2>
 <table><tr><th>subscription</th><th class=num>mandatory</th><th class=num>all</th>
 <th>rules</th></tr>{worst}</table>
+{_google_managed(summary)}
 {_stacks(summary)}
 <h2>Quarantine</h2>
 <p>{lines.quarantined:,} of {lines.read:,} lines could not be used; each is in
@@ -172,6 +174,23 @@ def render(
 <table><tr><th>reason</th><th class=num>lines</th></tr>{reasons}</table>
 </body></html>
 """
+
+
+def _google_managed(summary: AuditSummary) -> str:
+    """The Google-managed subscriptions per product: set aside, never judged, never counted as
+    violations (:mod:`pushguard.rules.google_managed`)."""
+    found = summary.findings
+    rows = "".join(
+        f"<tr><td>{escape(product)}</td><td class=num>{count:,}</td></tr>"
+        for product, count in found.google_managed_by_product.items()
+    )
+    return f"""<h2>Google-managed subscriptions</h2>
+<p>{found.google_managed:,} push subscriptions that Google creates and configures for its own
+products (a Cloud Build Pub/Sub trigger's, a 1st-gen Cloud Function's), recognised by their
+name and their whole push configuration: no rule judged them and none is a violation. Each is
+in <code>findings.jsonl</code> with status <code>google-managed</code>, naming the product and
+the trigger or function.</p>
+<table><tr><th>product</th><th class=num>subscriptions</th></tr>{rows}</table>"""
 
 
 def _stacks(summary: AuditSummary) -> str:

@@ -157,6 +157,8 @@ RESOURCE_DATA: dict[str, StructType] = {
         ),
         StructField("enableExactlyOnceDelivery", BooleanType()),
         StructField("deadLetterPolicy", StructType(_strings("deadLetterTopic"))),
+        # the subscription's own topic: with the name, what tells a Google-managed subscription
+        *_strings("topic"),
     ),
     TOPIC: _data(),
     # https://cloud.google.com/iam/docs/reference/rest/v1/projects.serviceAccounts
@@ -228,7 +230,7 @@ JOINED_SCHEMA = StructType(
     [
         *_strings("asset_name", "project_id", "project_number"),
         StructField("ancestors", ArrayType(StringType()), nullable=False),
-        *_strings("push_endpoint", "push_auth_account", "audience"),
+        *_strings("push_endpoint", "push_auth_account", "audience", "topic"),
         StructField("exactly_once_delivery", BooleanType(), nullable=False),
         *_strings("dead_letter_topic"),
         StructField("in_service_perimeter", BooleanType(), nullable=False),
@@ -249,6 +251,7 @@ JOINED_SCHEMA = StructType(
   when unknown, never null);
 - ``push_endpoint`` (null or empty for a pull subscription), ``push_auth_account`` (the OIDC
   token's service account e-mail, lower case), ``audience``: the subscription's push config;
+- ``topic``: the subscription's topic (``projects/P/topics/T``; null when the export omits it);
 - ``exactly_once_delivery`` (false when unset), ``dead_letter_topic`` (``projects/P/topics/T``);
 - ``in_service_perimeter``: the project is in a perimeter that restricts Pub/Sub;
 - ``target_kind`` (``cloud-run``, ``cloud-function-v1``; null when no Cloud Run service or

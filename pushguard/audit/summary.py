@@ -61,7 +61,8 @@ class SubscriptionCounts(_Part):
 
 
 class FindingCounts(_Part):
-    """Findings (rows of ``findings.parquet``) by status."""
+    """Findings (rows of ``findings.parquet``) by status, and the Google-managed
+    subscriptions."""
 
     violations: int
     """Findings with status ``violation``."""
@@ -81,6 +82,13 @@ class FindingCounts(_Part):
     """Excepted findings per rule ID (absent when none)."""
     expired_exceptions: int = 0
     """Violations whose exception expired (counted in ``violations`` again)."""
+    google_managed: int = 0
+    """Subscriptions Google creates and configures for its own products, which no rule judges
+    (:mod:`pushguard.rules.google_managed`): one row of status ``google-managed`` each, never a
+    violation."""
+    google_managed_by_product: dict[str, int] = {}
+    """Google-managed subscriptions per product (``Cloud Build``, ``Cloud Functions (1st
+    gen)``; absent when none)."""
 
 
 class AuditSettings(_Part):

@@ -175,6 +175,13 @@ class SubscriptionFacts(_Frozen):
     resource: str
     project_id: str | None = None
     project_number: str | None = None
+    subscription_id: str | None = None
+    """The subscription's ID (``S`` of ``projects/P/subscriptions/S``), ``None`` when not known:
+    with :attr:`topic`, what tells a Google-managed subscription
+    (:mod:`pushguard.rules.google_managed`)."""
+    topic: str | None = None
+    """The subscription's topic (``projects/P/topics/T``, or ``T`` in the subscription's
+    project as pulumi-gcp accepts it), ``None`` when not known."""
     project_number_claimed: bool = False
     """``project_number`` is only what the checked program says of itself (a
     ``PushSubscription``'s ``project_number``), not the source's nor the policy config's: good
