@@ -37,7 +37,13 @@ from pushguard.audit.read import Inputs, discover, read_lines
 from pushguard.audit.report import render
 from pushguard.audit.scan import Scan, assets_and_quarantine, stored_lines, type_changes
 from pushguard.audit.schemas import FINDINGS_COLUMNS, FINDINGS_DDL
-from pushguard.audit.stacks import RecordCounts, check_records, read_records, state_files
+from pushguard.audit.stacks import (
+    RecordCounts,
+    check_records,
+    read_records,
+    state_files,
+    used_records,
+)
 from pushguard.audit.summarise import offenders, summarise
 
 __all__ = ["FAIL_ON", "AuditOptions", "AuditResult", "run_audit"]
@@ -220,7 +226,8 @@ def _stacks(
     progress.phase("reading stacks")
     files = state_files(options.stacks)
     records = read_records(spark, files, persisted.keep)
-    return records, check_records(records, files)
+    counts = check_records(records, files)
+    return used_records(records, counts.choice.used), counts
 
 
 def _evaluate(

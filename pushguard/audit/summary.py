@@ -115,6 +115,20 @@ class ProjectManagement(_Part):
     unmanaged: int
 
 
+class StackSnapshot(_Part):
+    """A stack given by more than one state file (:mod:`pushguard.audit.stack_snapshots`): the
+    file used and those ignored."""
+
+    stack: str
+    """The stack, as findings name it (``NAME (LOCATION)`` when another stack has its name)."""
+    used: str
+    """The state file used: the latest ``manifest.time``."""
+    manifest_time: str | None = None
+    """That file's ``manifest.time`` (UTC); null when it has none."""
+    ignored: list[str] = []
+    """Its older snapshots and the copies of its states, not read for the rules."""
+
+
 STACKS_NOT_CHECKED = "not checked: no --stacks given (push-unmanaged and push-state-drift)"
 
 
@@ -145,6 +159,11 @@ class StacksCounts(_Part):
     state (``push-state-drift``)."""
     deleted_by_stack: dict[str, int] = {}
     """Per stack, the subscriptions it holds that were deleted out of band."""
+    claimed_by_several_stacks: int = 0
+    """Subscriptions that more than one given stack manages (each a ``push-state-drift``
+    finding with ``fields`` ``claimed``): every deployment of one resets the others' settings."""
+    snapshots: list[StackSnapshot] = []
+    """The stacks given by more than one state file: which was used, which ignored."""
 
 
 class AuditSummary(_Part):
