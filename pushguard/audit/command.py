@@ -25,7 +25,7 @@ from typing import TextIO
 from pyspark.sql import SparkSession
 
 from pushguard.audit.baseline import check_baseline, compare
-from pushguard.audit.bigquery import BigQueryInputError, parse_input
+from pushguard.audit.bigquery import BigQueryInputError, is_bigquery, parse_input
 from pushguard.audit.job import run_audit
 from pushguard.audit.options import FAIL_ON, AuditOptions, AuditResult
 from pushguard.audit.outputs import OutputFolder
@@ -41,6 +41,7 @@ from pushguard.audit.publish import (
 )
 from pushguard.audit.read import InputError
 from pushguard.audit.report import render
+from pushguard.audit.snapshots import SnapshotUsageError, parse_snapshot
 from pushguard.audit.stacks import StacksInputError, state_files
 from pushguard.audit.summary import AuditSummary
 from pushguard.policy.config_file import PolicyConfigError, load_rule_config
@@ -75,9 +76,12 @@ def run(
     inputs: list[str] | None = None,
     baseline: str | None = None,
     stacks: list[str] | None = None,
+    snapshots: list[str] | None = None,
 ) -> int:
     """Run the audit; return 0, 1 (violations at or above ``fail_on``) or 2 (bad usage, failed
     run). Messages go to ``stderr`` (default ``sys.stderr``); the summary line to stdout.
+    ``snapshots`` are ``--snapshot TIME=PATH`` values: exports with their read time, read after
+    ``paths`` (:mod:`pushguard.audit.snapshots`).
 
     ``inputs`` are the ``--input`` values, BigQuery tables (``bigquery:PROJECT.DATASET.TABLE``
     or ``bigquery:PROJECT.DATASET.PREFIX*``), read after ``paths``; at least one of the two.
@@ -97,6 +101,7 @@ def run(
             max_line_bytes=max_line_bytes,
             inputs=inputs or [],
             stacks=stacks or [],
+            snapshots=snapshots or [],
         )
         if baseline is not None:
             check_baseline(baseline)
@@ -146,6 +151,7 @@ def audit_options(
     max_line_bytes: int,
     inputs: list[str],
     stacks: list[str] | None = None,
+    snapshots: list[str] | None = None,
 ) -> AuditOptions:
     """The checked options of a run: ``paths`` are the export paths followed by the ``inputs``
     (BigQuery tables), the levels and settings those of ``policy_config``.
@@ -159,6 +165,7 @@ def audit_options(
             (:func:`pushguard.audit.publish.check_out`).
         StacksInputError: a ``stacks`` path does not exist or holds no state file (checked
             again, with every state read, by the run).
+        AuditUsageError: a ``snapshots`` value is not ``TIME=PATH``, or a path is given twice.
     """
     if fail_on not in FAIL_ON:
         raise AuditUsageError(f"--fail-on: one of {', '.join(FAIL_ON)}, not {fail_on!r}")
@@ -166,8 +173,12 @@ def audit_options(
         raise AuditUsageError("--max-line-bytes: at least 1024")
     for value in inputs:
         parse_input(value, "--input")
+    times = snapshot_times(paths, snapshots or [])
+    paths = [*paths, *times]
     if not paths:
-        raise AuditUsageError("nothing to audit: give an EXPORT_PATH or --input")
+        raise AuditUsageError(
+            "nothing to audit: give an EXPORT_PATH or --input, or --snapshot TIME=PATH"
+        )
     check_local_inputs(paths)
     check_out(out, paths)
     if stacks:
@@ -181,7 +192,34 @@ def audit_options(
         include_dry_run=include_dry_run,
         max_line_bytes=max_line_bytes,
         stacks=list(stacks or ()),
+        snapshot_times=times,
     )
+
+
+def snapshot_times(paths: list[str], snapshots: list[str]) -> dict[str, datetime]:
+    """The ``--snapshot TIME=PATH`` values as ``{PATH: TIME}`` (UTC), in the order given; a
+    ``bigquery:`` path is checked as ``--input`` is.
+
+    Raises:
+        AuditUsageError: a value is not ``TIME=PATH`` with an RFC 3339 time, or a path is given
+            twice (again with ``--snapshot``, or also as EXPORT_PATH or ``--input``).
+        BigQueryInputError: a ``bigquery:`` path is not a table reference.
+    """
+    times: dict[str, datetime] = {}
+    for value in snapshots:
+        try:
+            time, path = parse_snapshot(value)
+        except SnapshotUsageError as error:
+            raise AuditUsageError(str(error)) from None
+        if path in times or path in paths:
+            raise AuditUsageError(
+                f"--snapshot {value!r}: {path} is given twice; give each export once, with its "
+                "read time"
+            )
+        if is_bigquery(path):
+            parse_input(path, "--snapshot")
+        times[path] = time
+    return times
 
 
 def _run_on_spark(

@@ -219,9 +219,10 @@ def stack_findings(rows: DataFrame, options: AuditOptions) -> DataFrame:
 def stacks_counts(rows: DataFrame, findings: DataFrame, counts: RecordCounts) -> StacksCounts:
     """``summary.json``'s ``stacks``: per project the managed and unmanaged push subscriptions
     of the export (not the Google-managed ones, which are Google's to manage), per stack the
-    subscriptions that drifted or were deleted (violations of ``push-state-drift``). One Spark
-    job (the two aggregates unioned, as :mod:`pushguard.audit.aggregates` does); sorted on the
-    driver."""
+    subscriptions that drifted or were deleted (violations of ``push-state-drift``), the
+    subscriptions several stacks manage, and the stacks given by several state files
+    (``counts.choice``). One Spark job (the aggregates unioned, as
+    :mod:`pushguard.audit.aggregates` does); sorted on the driver."""
     is_push = F.col("live").isNotNull() & F.col("live")["push_endpoint"].isNotNull()
     managed = F.size("records") > 0
     google = findings.filter(F.col("status") == GOOGLE_MANAGED).select("asset_name")
@@ -236,10 +237,9 @@ def stacks_counts(rows: DataFrame, findings: DataFrame, counts: RecordCounts) ->
         .withColumn("part", F.lit("project"))
     )
     deleted = F.col("evidence")["fields"] == "deleted"
+    drift = (F.col("rule_id") == push_state_drift.RULE.id) & (F.col("status") == "violation")
     per_stack = (
-        findings.filter(
-            (F.col("rule_id") == push_state_drift.RULE.id) & (F.col("status") == "violation")
-        )
+        findings.filter(drift & F.col("evidence")["stack"].isNotNull())
         .groupBy(F.col("evidence")["stack"].alias("key"))
         .agg(
             F.count(F.when(~deleted, 1)).alias("first"),
@@ -247,9 +247,16 @@ def stacks_counts(rows: DataFrame, findings: DataFrame, counts: RecordCounts) ->
         )
         .withColumn("part", F.lit("stack"))
     )
-    collected = sorted(per_project.unionByName(per_stack).collect(), key=lambda r: r["key"])
+    claimed = (
+        rows.filter(F.size(F.array_distinct(F.transform("records", lambda r: r["stack"]))) > 1)
+        .agg(F.lit("").alias("key"), F.count(F.lit(1)).alias("first"), F.lit(0).alias("second"))
+        .withColumn("part", F.lit("claimed"))
+    )
+    parts = per_project.unionByName(per_stack).unionByName(claimed)
+    collected = sorted(parts.collect(), key=lambda r: r["key"])
     projects = [r for r in collected if r["part"] == "project"]
     stacks = [r for r in collected if r["part"] == "stack"]
+    several = sum(r["first"] for r in collected if r["part"] == "claimed")
     return StacksCounts(
         checked=True,
         states=counts.states,
@@ -263,6 +270,8 @@ def stacks_counts(rows: DataFrame, findings: DataFrame, counts: RecordCounts) ->
         },
         drifted_by_stack={r["key"]: r["first"] for r in stacks if r["first"]},
         deleted_by_stack={r["key"]: r["second"] for r in stacks if r["second"]},
+        claimed_by_several_stacks=several,
+        snapshots=counts.choice.snapshots,
     )
 
 

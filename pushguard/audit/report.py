@@ -218,4 +218,26 @@ def _stacks(summary: AuditSummary) -> str:
 </table>
 <h2>Drift per stack</h2>
 <table><tr><th>stack</th><th class=num>drifted</th><th class=num>deleted out of band</th></tr>
-{drifted}</table>"""
+{drifted}</table>{_stack_snapshots(summary)}"""
+
+
+def _stack_snapshots(summary: AuditSummary) -> str:
+    """The subscriptions several stacks manage, and the stacks given by several state files:
+    the file used and those ignored (:mod:`pushguard.audit.stack_snapshots`)."""
+    stacks = summary.stacks
+    rows = "".join(
+        f"<tr><td><code>{escape(s.stack)}</code></td><td><code>{escape(s.used)}</code> "
+        f"({escape(s.manifest_time or 'no manifest.time')})</td>"
+        f"<td>{'<br>'.join(f'<code>{escape(f)}</code>' for f in s.ignored)}</td></tr>"
+        for s in stacks.snapshots
+    )
+    claimed = (
+        f"<p>{stacks.claimed_by_several_stacks:,} push subscriptions are managed by more than "
+        "one stack (push-state-drift, <code>claimed</code>).</p>"
+    )
+    if not rows:
+        return claimed
+    return f"""{claimed}
+<h2>Stacks given more than once</h2>
+<table><tr><th>stack</th><th>state used (latest manifest.time)</th><th>ignored</th></tr>
+{rows}</table>"""

@@ -129,6 +129,7 @@ _PERIMETER_CONFIG = StructType(
 )
 
 SERVICE_PERIMETER = _data(
+    *_strings("name"),  # accessPolicies/P/servicePerimeters/S: which copies are one perimeter
     StructField("status", _PERIMETER_CONFIG),
     StructField("spec", _PERIMETER_CONFIG),
 )

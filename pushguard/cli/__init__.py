@@ -246,6 +246,16 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
             "(push-unmanaged) and which differ from their stack's state (push-state-drift).",
         ),
     ] = None,
+    snapshots: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--snapshot",
+            metavar="TIME=PATH",
+            help="An export (file, folder or bigquery: table) and its read time, RFC 3339 "
+            "(repeatable): of several exports of the same assets, the newest that covers an "
+            "asset decides whether and how it is evaluated.",
+        ),
+    ] = None,
     debug: DebugOption = False,
 ) -> None:
     """Audit every Pub/Sub push subscription in Cloud Asset Inventory exports (Spark).
@@ -271,6 +281,7 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
             inputs=input_tables or [],
             baseline=baseline,
             stacks=stacks or [],
+            snapshots=snapshots or [],
         ),
         debug=debug,
     )

@@ -24,6 +24,10 @@ report is; a value read from a ``--show-secrets`` plaintext is compared but neve
 the state holds encrypted cannot be compared: that field is not checked (never presumed equal,
 never presumed drifted), and a stack whose differing fields are all not checked gives an
 undecided finding. A subscription whose project the export does not hold is not checked either.
+A subscription that more than one given stack manages is a violation of its own (``fields``
+``claimed``, naming the stacks): each stack's deployment puts back the settings it recorded, so
+whichever deployed last decides what runs, and a change reviewed in one stack is undone by the
+other's next update.
 Pulumi's own drift detection (``pulumi refresh --preview-only``, Pulumi Cloud drift runs) needs
 each stack's cloud credentials; this needs only the exports the security team already has.
 """
@@ -94,10 +98,12 @@ def differences(live: PushSettings, record: StackRecord) -> list[str]:
 def check(facts: SubscriptionFacts) -> Iterator[Result]:
     """Per stack that manages the subscription: a violation naming the fields that differ, or
     that the subscription was deleted out of band; undecided when what differs cannot be told
-    (encrypted values, a project the export does not hold). Nothing without stacks."""
+    (encrypted values, a project the export does not hold); and one violation when several
+    stacks manage it. Nothing without stacks."""
     managed = facts.management
     if managed is None:
         return
+    yield from _claimed(managed.records)
     for record in sorted(managed.records, key=lambda r: (r.stack, r.urn)):
         if managed.live is None:
             yield from _absent(facts, record, managed.project_in_export)
@@ -126,6 +132,20 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
                 stack=record.stack,
                 not_checked=",".join(hidden),
             )
+
+
+def _claimed(records: tuple[StackRecord, ...]) -> Iterator[Result]:
+    """A violation when more than one stack manages the subscription (their names sorted)."""
+    stacks = sorted({record.stack for record in records})
+    if len(stacks) > 1:
+        yield Result.violation(
+            f"{len(stacks)} given stacks manage this subscription ({'; '.join(stacks)}): each "
+            "deployment of one puts back the push settings it recorded, so the stack that "
+            "deployed last decides what runs.",
+            None,
+            stacks="; ".join(stacks),
+            fields="claimed",
+        )
 
 
 def _absent(facts: SubscriptionFacts, record: StackRecord, project_known: bool) -> Iterator[Result]:
