@@ -1,7 +1,8 @@
 """The findings ``report.html`` lists: the violations and excepted findings, in the order a
 reader acts on them, at most :data:`REPORT_LIMIT` of them (all are in ``findings.jsonl``).
 
-With ``--baseline`` new findings come first (:mod:`pushguard.audit.baseline`); then mandatory
+With ``--baseline`` new findings and those raised to a higher level come first
+(:mod:`pushguard.audit.baseline`); then mandatory
 before advisory, violations before excepted findings, then by subscription, rule and message.
 """
 
@@ -38,7 +39,7 @@ def report_rows(findings: DataFrame, *, limit: int = REPORT_LIMIT) -> list[dict[
     has_change = "change" in findings.columns
     order = []
     if has_change:
-        order.append(F.when(F.col("change") == "new", 0).otherwise(1))
+        order.append(F.when(F.col("change").isin("new", "level-raised"), 0).otherwise(1))
     order += [
         F.when(F.col("level") == "mandatory", 0).when(F.col("level") == "advisory", 1).otherwise(2),
         F.when(F.col("status") == "violation", 0).otherwise(1),
