@@ -14,6 +14,7 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import DataType, StructType
 
 from pushguard.audit.aggregates import (
+    COVERAGE,
     FINDING_COUNTS,
     FOLDER_OFFENDERS,
     PROJECT_OFFENDERS,
@@ -145,6 +146,7 @@ def test_aggregates_are_named_and_one_collect(spark: SparkSession, scenario_expo
         FOLDER_OFFENDERS,
         WORST_SUBSCRIPTIONS,
         SUPERSEDED,
+        COVERAGE,
     ]
     aggregates = collect_aggregates(facts, findings)
     assert aggregates.subscriptions == 12
