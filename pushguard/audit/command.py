@@ -105,17 +105,7 @@ def run(
             inputs=inputs or [],
             stacks=stacks or [],
         )
-        if fail_on_blind not in BLIND_MODES:
-            raise AuditUsageError(
-                f"--fail-on-blind: one of {', '.join(BLIND_MODES)}, not {fail_on_blind!r}"
-            )
-        if baseline is not None:
-            check_baseline(
-                baseline,
-                policy_settings=settings_digests(options.settings),
-                include_dry_run=include_dry_run,
-                accept_mismatch=accept_baseline_mismatch,
-            )
+        check_comparison(options, baseline, fail_on_blind, accept=accept_baseline_mismatch)
     except (
         AuditUsageError,
         BigQueryInputError,
@@ -153,12 +143,40 @@ def run(
     print(summary_line(result.summary, out))
     blind = result.blind(fail_on, fail_on_blind)
     if blind is not None:
-        print(
-            f"pushguard audit: error: {blind}; the outputs in {out} were published and say so "
-            "(summary.json coverage, report.html); --fail-on-blind never reports without failing",
-            file=stderr,
-        )
+        print(f"pushguard audit: error: {blind}; {BLIND_PUBLISHED.format(out=out)}", file=stderr)
     return result.exit_code(fail_on, fail_on_blind)
+
+
+BLIND_PUBLISHED = (
+    "the outputs in {out} were published and say so (summary.json coverage, report.html); "
+    "--fail-on-blind never reports without failing"
+)
+"""The end of the error paragraph of a blind run (exit 2, outputs published)."""
+
+
+def check_comparison(
+    options: AuditOptions, baseline: str | None, fail_on_blind: str, *, accept: bool
+) -> None:
+    """Before Spark starts: ``fail_on_blind`` is one of
+    :data:`~pushguard.audit.coverage.BLIND_MODES`, and a ``baseline`` is a completed audit with
+    the same policy settings as ``options`` unless ``accept``
+    (:func:`~pushguard.audit.baseline.check_baseline`).
+
+    Raises:
+        AuditUsageError: ``fail_on_blind`` is not a mode.
+        OutputUsageError: the baseline cannot be compared with.
+    """
+    if fail_on_blind not in BLIND_MODES:
+        raise AuditUsageError(
+            f"--fail-on-blind: one of {', '.join(BLIND_MODES)}, not {fail_on_blind!r}"
+        )
+    if baseline is not None:
+        check_baseline(
+            baseline,
+            policy_settings=settings_digests(options.settings),
+            include_dry_run=options.include_dry_run,
+            accept_mismatch=accept,
+        )
 
 
 def audit_options(
