@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
-from pushguard.rules.google_managed import GOOGLE_MANAGED
-
 from pushguard.audit.coverage import IAM_POLICIES, SERVICE_PERIMETERS
+from pushguard.rules.google_managed import GOOGLE_MANAGED
 
 TOP = 25
 """How many projects, folders and subscriptions the report lists (the most violations first)."""
