@@ -194,7 +194,7 @@ def superseded_copies(superseded: DataFrame) -> DataFrame:
 
 def _organization(ancestors: Column) -> Column:
     """The last of ``ancestors`` when it is an organisation (``organizations/N``), else null."""
-    top = F.element_at(ancestors, -1)
+    top = F.try_element_at(ancestors, F.lit(-1))  # null when empty (ANSI mode raises)
     return F.when(top.startswith("organizations/"), top)
 
 

@@ -245,7 +245,8 @@ def _subscriptions(resources: DataFrame, tree: DataFrame | None) -> DataFrame:
     by_number = named.rlike(r"^[0-9]+$")
     number = F.coalesce(
         F.nullif(
-            F.regexp_extract(F.element_at("ancestors", 1), r"^projects/([0-9]+)$", 1), F.lit("")
+            F.regexp_extract(F.try_element_at("ancestors", F.lit(1)), r"^projects/([0-9]+)$", 1),
+            F.lit(""),
         ),
         F.nullif(F.regexp_extract("parent", r"/projects/([0-9]+)$", 1), F.lit("")),
         F.when(by_number, named),

@@ -23,12 +23,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pushguard.crossguard.not_checked import NotChecked
-from pushguard.crossguard.resources import WireResource
 from pushguard.crossguard.scope import current_scope
 from pushguard.crossguard.secrets import scrub
 from pushguard.rules.google_managed import GOOGLE_MANAGED, PRODUCTS, GoogleManaged
+
+if TYPE_CHECKING:  # resources imports pulumi_policy; gate.result reads this module without it
+    from pushguard.crossguard.resources import WireResource
 
 _MARK = re.compile(
     rf": {GOOGLE_MANAGED} by (?P<product>{'|'.join(re.escape(p) for p in PRODUCTS)}): "
