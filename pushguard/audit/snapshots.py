@@ -264,8 +264,6 @@ def rank_copies(copies: DataFrame, sources: DataFrame | None = None) -> DataFram
         placed = copies.join(F.broadcast(sources), on="source", how="left").withColumn(
             "export", F.coalesce("export", "source")
         )
-    empty = F.array().cast("array<string>")
-    placed = placed.withColumn("ancestors", F.coalesce("ancestors", empty))
     placed = placed.withColumn("snap", _snapshot())
     ranked = placed.join(_winners(placed), on=["kind", "key"])
     in_winner = F.col("snap") == F.col("winner")
