@@ -224,12 +224,11 @@ def _winners(placed: DataFrame) -> DataFrame:
         F.countDistinct("content").alias("contents"),
         F.collect_set("snap").alias("listing"),
     )
-    inside = F.array_contains("key_ancestors", F.col("scope")) & F.array_contains(
-        "types", F.col("key_type")
-    )
+    # an equi-join on each of the key's ancestors: a key meets only the exports scoped above it
     scoped = (
-        keyed.join(F.broadcast(cover), on="kind")
-        .filter(F.col("scope").isNotNull() & inside)
+        keyed.select("kind", "key", "key_type", F.explode("key_ancestors").alias("scope"))
+        .join(F.broadcast(cover.filter(F.col("scope").isNotNull())), on=["kind", "scope"])
+        .filter(F.array_contains("types", F.col("key_type")))
         .groupBy("kind", "key")
         .agg(F.collect_set("by").alias("scoped"))
     )
