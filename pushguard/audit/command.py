@@ -26,7 +26,7 @@ from pyspark.sql import SparkSession
 
 from pushguard.audit.baseline import BaselineError, check_baseline, compare
 from pushguard.audit.baseline_scope import settings_digests
-from pushguard.audit.bigquery import BigQueryInputError, is_bigquery, parse_input
+from pushguard.audit.bigquery import BigQueryInputError, parse_input
 from pushguard.audit.coverage import BLIND_MODES
 from pushguard.audit.job import run_audit
 from pushguard.audit.options import FAIL_ON, AuditOptions, AuditResult
@@ -43,7 +43,7 @@ from pushguard.audit.publish import (
 )
 from pushguard.audit.read import InputError
 from pushguard.audit.report import render
-from pushguard.audit.snapshots import SnapshotUsageError, parse_snapshot
+from pushguard.audit.snapshots import SnapshotUsageError, snapshot_times
 from pushguard.audit.stacks import StacksInputError, state_files
 from pushguard.audit.summary import AuditSummary
 from pushguard.audit.summary_text import changes_text, unseen
@@ -216,7 +216,10 @@ def audit_options(
         raise AuditUsageError("--max-line-bytes: at least 1024")
     for value in inputs:
         parse_input(value, "--input")
-    times = snapshot_times(paths, snapshots or [])
+    try:
+        times = snapshot_times(paths, snapshots or [])
+    except SnapshotUsageError as error:
+        raise AuditUsageError(str(error)) from None
     paths = [*paths, *times]
     if not paths:
         raise AuditUsageError(
@@ -237,32 +240,6 @@ def audit_options(
         stacks=list(stacks or ()),
         snapshot_times=times,
     )
-
-
-def snapshot_times(paths: list[str], snapshots: list[str]) -> dict[str, datetime]:
-    """The ``--snapshot TIME=PATH`` values as ``{PATH: TIME}`` (UTC), in the order given; a
-    ``bigquery:`` path is checked as ``--input`` is.
-
-    Raises:
-        AuditUsageError: a value is not ``TIME=PATH`` with an RFC 3339 time, or a path is given
-            twice (again with ``--snapshot``, or also as EXPORT_PATH or ``--input``).
-        BigQueryInputError: a ``bigquery:`` path is not a table reference.
-    """
-    times: dict[str, datetime] = {}
-    for value in snapshots:
-        try:
-            time, path = parse_snapshot(value)
-        except SnapshotUsageError as error:
-            raise AuditUsageError(str(error)) from None
-        if path in times or path in paths:
-            raise AuditUsageError(
-                f"--snapshot {value!r}: {path} is given twice; give each export once, with its "
-                "read time"
-            )
-        if is_bigquery(path):
-            parse_input(path, "--snapshot")
-        times[path] = time
-    return times
 
 
 def _run_on_spark(

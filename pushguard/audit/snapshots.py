@@ -29,9 +29,12 @@ So the audit is told, and decides by the rules below, never by a file or folder 
 3. **What an export covers**, for each content (``resource``, ``iam`` policy, service
    ``perimeter`` of an access-policy export): every asset it lists; and every asset of an asset
    type it lists at least once, under its **scope**: the deepest ancestor common to all its assets
-   of that content (an export lists the parent it was taken from, when it holds that asset type:
-   the organization, folder or project; an export of one project never covers another project).
-   An export in which an asset has no ``ancestors`` covers only what it lists.
+   of that content. That is the parent it was taken from when it lists the parent's own asset
+   (forseti's organization and project exports in tests/fixtures/cai/forseti do), else a
+   narrower one, never a wider one: an export of one project never covers another project. An
+   export in which an asset has no ``ancestors`` covers only what it lists. (Access policies are
+   exported for a whole organization only: "The ACCESS_POLICY content type can only be exported
+   at the organization level", https://cloud.google.com/asset-inventory/docs/export-cloud-storage.)
 4. **The newest snapshot that covers an asset decides**: its copy is evaluated; when it does not
    list the asset (a subscription deleted since, an IAM policy removed, a perimeter deleted) no
    copy is (counted in ``not_in_newest_export_by_type``). The older copies are superseded.
@@ -54,6 +57,8 @@ from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
+
+from pushguard.audit.bigquery import is_bigquery, parse_input
 
 RESOURCE, IAM, PERIMETER_CONTENT = "resource", "iam", "perimeter"
 """The contents an export can hold, each covered on its own (rule 3)."""
@@ -121,6 +126,30 @@ def parse_snapshot(value: str) -> tuple[datetime, str]:
         return parse_time(time_text), path
     except ValueError as error:
         raise SnapshotUsageError(f"--snapshot {value!r}: {error}") from None
+
+
+def snapshot_times(paths: list[str], snapshots: list[str]) -> dict[str, datetime]:
+    """The ``--snapshot TIME=PATH`` values as ``{PATH: TIME}`` (UTC), in the order given;
+    ``paths`` are the other inputs (EXPORT_PATH, ``--input``); a ``bigquery:`` path is checked as
+    ``--input`` is.
+
+    Raises:
+        SnapshotUsageError: a value is not ``TIME=PATH`` with an RFC 3339 time, or a path is
+            given twice (again with ``--snapshot``, or also in ``paths``).
+        BigQueryInputError: a ``bigquery:`` path is not a table reference.
+    """
+    times: dict[str, datetime] = {}
+    for value in snapshots:
+        time, path = parse_snapshot(value)
+        if path in times or path in paths:
+            raise SnapshotUsageError(
+                f"--snapshot {value!r}: {path} is given twice; give each export once, with its "
+                "read time"
+            )
+        if is_bigquery(path):
+            parse_input(path, "--snapshot")
+        times[path] = time
+    return times
 
 
 def export_of(name: str) -> str:
@@ -195,12 +224,11 @@ def _winners(placed: DataFrame) -> DataFrame:
         F.countDistinct("content").alias("contents"),
         F.collect_set("snap").alias("listing"),
     )
-    inside = F.array_contains("key_ancestors", F.col("scope")) & F.array_contains(
-        "types", F.col("key_type")
-    )
+    # an equi-join on each of the key's ancestors: a key meets only the exports scoped above it
     scoped = (
-        keyed.join(F.broadcast(cover), on="kind")
-        .filter(F.col("scope").isNotNull() & inside)
+        keyed.select("kind", "key", "key_type", F.explode("key_ancestors").alias("scope"))
+        .join(F.broadcast(cover.filter(F.col("scope").isNotNull())), on=["kind", "scope"])
+        .filter(F.array_contains("types", F.col("key_type")))
         .groupBy("kind", "key")
         .agg(F.collect_set("by").alias("scoped"))
     )
@@ -235,8 +263,6 @@ def rank_copies(copies: DataFrame, sources: DataFrame | None = None) -> DataFram
         placed = copies.join(F.broadcast(sources), on="source", how="left").withColumn(
             "export", F.coalesce("export", "source")
         )
-    empty = F.array().cast("array<string>")
-    placed = placed.withColumn("ancestors", F.coalesce("ancestors", empty))
     placed = placed.withColumn("snap", _snapshot())
     ranked = placed.join(_winners(placed), on=["kind", "key"])
     in_winner = F.col("snap") == F.col("winner")

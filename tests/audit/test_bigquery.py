@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -331,6 +331,32 @@ def test_a_partitioned_table_is_read_at_its_newest_export_and_bad_data_is_quaran
     assert entry["reason"] == "resource.data does not fit the schema of its asset type"
     assert '"data":"{not json"' in entry["text"]
     assert "requestTime" not in entry["text"]
+
+
+def test_a_table_partitioned_by_read_time_is_read_at_its_newest_export(
+    spark: SparkSession, tables: dict[str, DataFrame], tmp_path: Path
+) -> None:
+    """`--partition-key=read-time` adds only `readTime`: the older export's subscription,
+    deleted since, was read with the newer one (the table was read whole)."""
+    kept = cai.subscription("acme-orders", "123456789012", "kept", "https://new.example/push")
+    gone = cai.subscription("acme-orders", "123456789012", "gone", "http://old.example/push")
+    schema = StructType([*RESOURCE_TABLE.fields, StructField("readTime", TimestampType())])
+    rows = [
+        Row(**_conform(asset, RESOURCE_TABLE, data_as_text=True).asDict(), readTime=read)
+        for asset, read in (
+            (kept, datetime(2026, 10, 1)),
+            (gone, datetime(2026, 10, 1)),
+            (kept, datetime(2026, 11, 1)),
+        )
+    ]
+    tables[f"{PROJECT_DATASET}.by_read_time"] = spark.createDataFrame(rows, schema)
+    result = audit(spark, [f"bigquery:{PROJECT_DATASET}.by_read_time"], tmp_path)
+    assert result.summary["subscriptions"]["evaluated"] == 1
+    assert result.violations("gone") == set()
+    [export] = result.summary["snapshots"]["exports"]
+    assert export["export"] == f"bigquery:{PROJECT_DATASET}.by_read_time"
+    newest = datetime(2026, 11, 1).astimezone(UTC)  # Spark reads a naive time as local
+    assert export["read_time"] == newest.isoformat().replace("+00:00", "Z")
 
 
 def test_a_named_table_that_does_not_exist_exits_2(

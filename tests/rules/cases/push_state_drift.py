@@ -93,6 +93,27 @@ FACT_CASES: list[FactCase] = [
         management=Management(records=(record(),), live=None),
         message=("deleted out of band",),
     ),
+    fact(
+        RULE_ID,
+        "pass",
+        "two resources of one stack (not two stacks)",
+        management=Management(
+            records=(record(), record().model_copy(update={"urn": URN + "-import"})), live=LIVE
+        ),
+    ),
+    fact(
+        RULE_ID,
+        "fail",
+        "two stacks of one name in two backends manage it",
+        management=Management(
+            records=(
+                record().model_copy(update={"stack": "organization/infra/prod (/srv/a)"}),
+                record().model_copy(update={"stack": "organization/infra/prod (/srv/b)"}),
+            ),
+            live=LIVE,
+        ),
+        message=("2 given stacks manage this subscription", "(/srv/a)", "(/srv/b)"),
+    ),
 ]
 
 WIRE_CASES: list[WireCase] = []  # not applicable in the pack: NO_WIRE_CASES
