@@ -354,8 +354,9 @@ def progress_phase(progress: ConsoleProgress) -> str:
 def summary_line(summary: AuditSummary, out: str) -> str:
     """The line printed on stdout after a run: lines, subscriptions, violations by level, what
     changed against the baseline (or that it is not computed without one), the stacks' unmanaged,
-    drifted and deleted subscriptions (or that they are not checked without ``--stacks``) and
-    where the outputs are."""
+    drifted and deleted subscriptions (or that they are not checked without ``--stacks``), the
+    exceptions that matched nothing (when the policy config has exceptions) and where the outputs
+    are."""
     lines = summary.lines
     subscriptions = summary.subscriptions
     changes = summary.baseline
@@ -378,8 +379,18 @@ def summary_line(summary: AuditSummary, out: str) -> str:
         f"{lines.quarantined:,} quarantined; {subscriptions.evaluated:,} "
         f"subscriptions ({subscriptions.push:,} push); violations by level "
         f"{json.dumps(summary.findings.violations_by_level, sort_keys=True)}{against}"
-        f"{managed}; outputs in {out}"
+        f"{managed}{_exceptions(summary)}; outputs in {out}"
     )
+
+
+def _exceptions(summary: AuditSummary) -> str:
+    """The summary line's part about the policy config's exceptions (empty when it has none)."""
+    use = summary.exceptions
+    if not use.given:
+        return ""
+    unused = len(use.unused)
+    listed = " (listed in summary.json and report.html)" if unused else ""
+    return f"; exceptions: {use.matched:,} of {use.given:,} matched a finding, {unused:,} unused{listed}"
 
 
 def session(master: str | None) -> SparkSession:

@@ -18,7 +18,8 @@ import pyarrow as pa
 
 from pushguard.audit.arrow import arrow_schema
 from pushguard.audit.schemas import FINDINGS_DDL
-from pushguard.policy.exceptions import Excepted, exception_for, utc_today
+from pushguard.policy.exceptions import Excepted, utc_today
+from pushguard.policy.resources import project_variants
 from pushguard.policy.settings import PackSettings
 from pushguard.rules import RULES, EnforcementLevel, Finding
 from pushguard.rules.base import Rule, evaluate_rules
@@ -87,6 +88,7 @@ def facts_from_row(row: Mapping[str, Any]) -> SubscriptionFacts:
         exactly_once_delivery=bool(row["exactly_once_delivery"]),
         dead_letter_topic=row["dead_letter_topic"],
         in_service_perimeter=bool(row["in_service_perimeter"]),
+        service_perimeters=tuple(row.get("service_perimeters") or ()),
         push_auth_account_grants=_grants(row["account_grants"]),
         invoker_target=target,
         dead_letter_topic_grants=_grants(row["dead_letter_grants"])
@@ -110,19 +112,29 @@ def excepted_findings(
     """All findings for one joined subscription row, each violation with the exception of its
     policy that names the subscription (:mod:`pushguard.policy.exceptions`, judged on ``today``,
     default today in UTC), in rule order. ``facts_of`` turns the row into facts (default
-    :func:`facts_from_row`; ``--stacks`` rows: :func:`pushguard.audit.managed.facts_of_row`)."""
+    :func:`facts_from_row`; ``--stacks`` rows: :func:`pushguard.audit.managed.facts_of_row`).
+    An exception names the subscription by its path with either of its project's names
+    (:func:`exception_names`)."""
     day = today or utc_today()
     found: list[tuple[Finding, Excepted | None]] = []
     facts = facts_of(row)
     for group in groups:
         for finding in evaluate_rules(group.rules, group.settings.apply(facts), group.levels):
             excepted = (
-                exception_for(group.settings.exceptions, [finding.resource], day)
+                group.settings.exception_for(*exception_names(finding.resource, row), today=day)
                 if finding.is_violation
                 else None
             )
             found.append((finding, excepted))
     return sorted(found, key=lambda pair: _RULE_ORDER[pair[0].rule_id])
+
+
+def exception_names(asset_name: str, row: Mapping[str, Any]) -> list[str]:
+    """The names an exception may give the subscription ``asset_name`` of a joined (or
+    ``--stacks``) ``row``: its path, and the path with the project's number from the export
+    (``projects/NUMBER/subscriptions/S``; a project is named by its ID or number:
+    https://cloud.google.com/resource-manager/docs/creating-managing-projects#identifying_projects)."""
+    return project_variants(asset_name, [row.get("project_id"), row.get("project_number")])
 
 
 def arrow_evaluator(

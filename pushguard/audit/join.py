@@ -208,6 +208,9 @@ def subscription_facts(
             how="left",
         )
         .withColumn("in_service_perimeter", F.coalesce("in_perimeter", F.lit(False)))
+        .withColumn(
+            "service_perimeters", F.coalesce("perimeter_names", F.array().cast("array<string>"))
+        )
     )
     return facts.join(grant_lists(facts, policies), on="asset_name", how="left").select(
         *(F.col(field.name).cast(field.dataType).alias(field.name) for field in JOINED_SCHEMA)

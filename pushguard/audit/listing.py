@@ -1,8 +1,10 @@
-"""The findings ``report.html`` lists: the violations and excepted findings, in the order a
-reader acts on them, at most :data:`REPORT_LIMIT` of them (all are in ``findings.jsonl``).
+"""The findings ``report.html`` lists: the violations, excepted findings and undecided results
+(status ``unknown``), in the order a reader acts on them, at most :data:`REPORT_LIMIT` of them
+(all are in ``findings.jsonl``).
 
 With ``--baseline`` new findings come first (:mod:`pushguard.audit.baseline`); then mandatory
-before advisory, violations before excepted findings, then by subscription, rule and message.
+before advisory, violations before excepted findings before undecided results, then by
+subscription, rule and message.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pyspark.sql import functions as F
 REPORT_LIMIT = 500
 """Rows listed in ``report.html`` at most (an organisation's audit has many more findings)."""
 
-LISTED = ("violation", "excepted")
+LISTED = ("violation", "excepted", "unknown")
 """The statuses the report lists."""
 
 _COLUMNS = (
@@ -41,7 +43,7 @@ def report_rows(findings: DataFrame, *, limit: int = REPORT_LIMIT) -> list[dict[
         order.append(F.when(F.col("change") == "new", 0).otherwise(1))
     order += [
         F.when(F.col("level") == "mandatory", 0).when(F.col("level") == "advisory", 1).otherwise(2),
-        F.when(F.col("status") == "violation", 0).otherwise(1),
+        F.when(F.col("status") == "violation", 0).when(F.col("status") == "excepted", 1).otherwise(2),
         F.col("asset_name"),
         F.col("rule_id"),
         F.col("message"),

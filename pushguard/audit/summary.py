@@ -83,6 +83,32 @@ class FindingCounts(_Part):
     """Violations whose exception expired (counted in ``violations`` again)."""
 
 
+class UnusedException(_Part):
+    """An exception of the policy config that matched no finding in this run."""
+
+    policy: str
+    """The policy (rule ID) it is under."""
+    resource: str
+    """The resource it names, normalised (:mod:`pushguard.policy.resources`)."""
+    expires: str
+    """Its last day (``YYYY-MM-DD``)."""
+    why: str
+    """Why it matched nothing: the policy is disabled, its rule needs ``--stacks``, the audit
+    does not match URNs or trigger paths, the subscription is not in the export, or the
+    subscription has no finding of the policy (the risk may be gone)."""
+
+
+class ExceptionUse(_Part):
+    """The policy config's exceptions against this run's findings."""
+
+    given: int = 0
+    """Exceptions in the policy config (every policy's)."""
+    matched: int = 0
+    """Of ``given``, those that name a finding of this run (active or expired)."""
+    unused: list[UnusedException] = []
+    """The others, each with why (sorted by policy and resource)."""
+
+
 class AuditSettings(_Part):
     """The options the audit ran with."""
 
@@ -176,6 +202,9 @@ class AuditSummary(_Part):
     stacks: StacksCounts = StacksCounts(note=STACKS_NOT_CHECKED)
     """``--stacks``: managed, unmanaged and drifted push subscriptions; without it, says that
     neither rule was checked."""
+    exceptions: ExceptionUse = ExceptionUse()
+    """The policy config's exceptions: how many, how many matched a finding, and the unused
+    ones with why."""
 
     def to_json(self) -> str:
         """The text of ``summary.json``: keys sorted, indented by 2, ending in a newline."""
