@@ -390,7 +390,10 @@ def _exceptions(summary: AuditSummary) -> str:
         return ""
     unused = len(use.unused)
     listed = " (listed in summary.json and report.html)" if unused else ""
-    return f"; exceptions: {use.matched:,} of {use.given:,} matched a finding, {unused:,} unused{listed}"
+    return (
+        f"; exceptions: {use.matched:,} of {use.given:,} matched a finding, "
+        f"{unused:,} unused{listed}"
+    )
 
 
 def session(master: str | None) -> SparkSession:

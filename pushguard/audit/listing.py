@@ -43,7 +43,9 @@ def report_rows(findings: DataFrame, *, limit: int = REPORT_LIMIT) -> list[dict[
         order.append(F.when(F.col("change") == "new", 0).otherwise(1))
     order += [
         F.when(F.col("level") == "mandatory", 0).when(F.col("level") == "advisory", 1).otherwise(2),
-        F.when(F.col("status") == "violation", 0).when(F.col("status") == "excepted", 1).otherwise(2),
+        F.when(F.col("status") == "violation", 0)
+        .when(F.col("status") == "excepted", 1)
+        .otherwise(2),
         F.col("asset_name"),
         F.col("rule_id"),
         F.col("message"),

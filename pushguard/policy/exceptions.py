@@ -73,7 +73,9 @@ class PolicyException(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     resource: Annotated[
-        str, StringConstraints(strip_whitespace=True, min_length=1), AfterValidator(normalise_resource)
+        str,
+        StringConstraints(strip_whitespace=True, min_length=1),
+        AfterValidator(normalise_resource),
     ]
     """The resource in its one spelling (:func:`~pushguard.policy.resources.normalise_resource`:
     a CAI full name is kept as the subscription path it ends in)."""
@@ -147,9 +149,7 @@ class Excepted:
         return self.state == "active"
 
 
-def matching(
-    exceptions: Iterable[PolicyException], names: Iterable[str]
-) -> list[PolicyException]:
+def matching(exceptions: Iterable[PolicyException], names: Iterable[str]) -> list[PolicyException]:
     """The exceptions that name a resource known by ``names`` (its URN, its subscription or
     trigger path; a CAI full name matches the subscription path it ends in)."""
     wanted = {n.removeprefix(CAI_PUBSUB_PREFIX) for n in names if n}

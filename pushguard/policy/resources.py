@@ -138,11 +138,13 @@ def normalise_resource(value: str) -> str:
         )
     subscription = _SUBSCRIPTION_PATH.match(path)
     if subscription:
-        _subscription(*subscription.groups(), resource=value)
+        project, name = subscription.groups()
+        _subscription(project, name, value)
         return path
     trigger = _TRIGGER_PATH.match(path)
     if trigger and path == value:
-        _trigger(*trigger.groups(), resource=value)
+        project, location, name = trigger.groups()
+        _trigger(project, location, name, value)
         return path
     raise ValueError(f"{value!r} is not a resource an exception can name: {ALLOWED}")
 

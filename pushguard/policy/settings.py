@@ -150,7 +150,7 @@ class PackSettings(BaseModel):
     ) -> tuple[PolicyException, ...]:
         max_days = info.data.get("exception_max_days", DEFAULT_MAX_DAYS)
         problems = too_far(value, max_days, utc_today())
-        numbers = PackSettings(projectNumbers=info.data.get("project_numbers") or {})
+        numbers = PackSettings(project_numbers=info.data.get("project_numbers") or {})
         problems += duplicates(value, numbers.canonical_resource)
         if problems:
             raise ValueError("; ".join(f"item {i}: {message}" for i, message in problems))

@@ -214,12 +214,20 @@ def test_exceptions_active_and_expired_in_json_and_sarif(legacy_state, tmp_path:
         ({"resource": ORDERS, "reason": "r", "expires": "31.12.2026"}, "does not match"),
         # issue 35: a resource that can match nothing is refused, not accepted silently
         (
-            {"resource": "projects/acme-orders/subscription/orders", "reason": "r", "expires": days(9)},
+            {
+                "resource": "projects/acme-orders/subscription/orders",
+                "reason": "r",
+                "expires": days(9),
+            },
             "exceptions.0.resource: 'projects/acme-orders/subscription/orders' is not a resource "
             "an exception can name",
         ),
         (
-            {"resource": "projects/Acme-Orders/subscriptions/orders", "reason": "r", "expires": days(9)},
+            {
+                "resource": "projects/Acme-Orders/subscriptions/orders",
+                "reason": "r",
+                "expires": days(9),
+            },
             "the project ID 'Acme-Orders' cannot exist",
         ),
         ({"resource": "*", "reason": "r", "expires": days(9)}, "wildcards are not supported"),

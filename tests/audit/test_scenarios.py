@@ -333,7 +333,10 @@ def test_exceptions_that_match_nothing_are_listed_with_why(excepted: Run) -> Non
     }
     assert "disabled" in whys[("push-audience-explicit", f"{orders}/no-oidc")]
     assert "risk may be gone" in whys[("push-auth-oidc", f"{orders}/compliant")]
-    assert "no subscription of this name is in the export" in whys[("push-sa-same-project", f"{orders}/deleted-long-ago")]
+    assert (
+        "no subscription of this name is in the export"
+        in whys[("push-sa-same-project", f"{orders}/deleted-long-ago")]
+    )
     assert "URN" in whys[("push-sa-same-project", URN)]
     assert "--stacks" in whys[("push-unmanaged", f"{orders}/no-oidc")]
     assert [u["expires"] for u in use["unused"]] == [_days(30)] * 5

@@ -66,7 +66,10 @@ def test_the_cai_full_name_matches_the_subscription_it_names() -> None:
     for name in (CAI, PATH):
         excepted = settings.exception_for(name)
         assert excepted is not None and excepted.active and excepted.reason == "vendor"
-    assert settings.exception_for("//pubsub.googleapis.com/projects/acme-orders/subscriptions/o2") is None
+    assert (
+        settings.exception_for("//pubsub.googleapis.com/projects/acme-orders/subscriptions/o2")
+        is None
+    )
 
 
 @pytest.mark.parametrize(
@@ -84,11 +87,16 @@ def test_the_cai_full_name_matches_the_subscription_it_names() -> None:
         ("orders", "is not a resource an exception can name"),
     ],
 )
-def test_a_resource_that_cannot_match_is_refused_naming_the_field(
-    resource: str, says: str
-) -> None:
+def test_a_resource_that_cannot_match_is_refused_naming_the_field(resource: str, says: str) -> None:
     with pytest.raises(PolicyConfigError) as caught:
-        _load({"exceptions": [_exception("projects/acme-orders/subscriptions/a1b"), _exception(resource)]})
+        _load(
+            {
+                "exceptions": [
+                    _exception("projects/acme-orders/subscriptions/a1b"),
+                    _exception(resource),
+                ]
+            }
+        )
     message = str(caught.value)
     assert f"{POLICY}: exceptions.1.resource:" in message, message
     assert says in message, message
