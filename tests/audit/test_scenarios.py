@@ -3,11 +3,8 @@ the same export audited as users run it with a policy config of exceptions (issu
 
 from __future__ import annotations
 
-import io
 import json
 import re
-from contextlib import redirect_stdout
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -15,12 +12,12 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
-from pushguard.audit import command
 from pushguard.audit.command import summary_line
 from pushguard.policy.exceptions import utc_today
 
 from . import cai
 from .conftest import Audit, audit, write_lines
+from .test_stacks import Run, run
 
 ORDERS, ORDERS_N = "acme-orders", "123456789012"
 SHARED, SHARED_N = "acme-shared", "222333444555"
@@ -255,67 +252,42 @@ def exceptions_config() -> dict[str, Any]:
     }
 
 
-@dataclass
-class Run:
-    code: int
-    out: Path
-    stdout: str
-    stderr: str
+def finding(run: Run, subscription: str, rule: str) -> dict[str, Any]:
+    [found] = [
+        f for f in run.findings(rule) if f["asset_name"].endswith(f"/subscriptions/{subscription}")
+    ]
+    return found
 
-    @property
-    def summary(self) -> dict[str, Any]:
-        return json.loads((self.out / "summary.json").read_text())
 
-    @property
-    def findings(self) -> list[dict[str, Any]]:
-        return [json.loads(x) for x in (self.out / "findings.jsonl").read_text().splitlines()]
-
-    @property
-    def report(self) -> str:
-        return (self.out / "report.html").read_text()
-
-    def finding(self, subscription: str, rule: str) -> dict[str, Any]:
-        [found] = [
-            f
-            for f in self.findings
-            if f["asset_name"].endswith(f"/subscriptions/{subscription}") and f["rule_id"] == rule
-        ]
-        return found
+def report_of(run: Run) -> str:
+    return (run.out / "report.html").read_text()
 
 
 def run_command(root: Path, assets: list[dict], config: dict[str, Any]) -> Run:
     """`pushguard audit EXPORT --out OUT --policy-config CONFIG`, as users run it."""
     export = write_lines(root / "export" / "resources.json", assets)
     (root / "policy-config.json").write_text(json.dumps(config))
-    stdout, stderr = io.StringIO(), io.StringIO()
-    with redirect_stdout(stdout):
-        code = command.run(
-            [str(export)],
-            str(root / "out"),
-            policy_config=root / "policy-config.json",
-            stderr=stderr,
-        )
-    return Run(code, root / "out", stdout.getvalue(), stderr.getvalue())
+    return run(root, export, config=root / "policy-config.json")
 
 
 @pytest.fixture(scope="module")
 def excepted(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Run:
     # a second perimeter, in the ServicePerimeter resource form, holds the payments project too
     assets = [*build_export(), cai.perimeter_resource("pay-restricted", PAY_N)]
-    run = run_command(tmp_path_factory.mktemp("excepted"), assets, exceptions_config())
-    assert run.code == 1, run.stderr
-    return run
+    done = run_command(tmp_path_factory.mktemp("excepted"), assets, exceptions_config())
+    assert done.code == 1, done.stderr
+    return done
 
 
 def test_an_exception_by_the_cai_full_name_excepts_its_finding(excepted: Run) -> None:
-    found = excepted.finding("plain-http", "push-endpoint-https")
+    found = finding(excepted, "plain-http", "push-endpoint-https")
     assert found["asset_name"] == f"{CAI}/{ORDERS}/subscriptions/plain-http"
     assert (found["status"], found["exception_state"]) == ("excepted", "active")
     assert found["exception_reason"] == "partner moves"
 
 
 def test_an_exception_by_project_number_excepts_its_finding(excepted: Run) -> None:
-    found = excepted.finding("token-creator-missing", "push-agent-token-creator")
+    found = finding(excepted, "token-creator-missing", "push-agent-token-creator")
     assert (found["status"], found["exception_reason"]) == ("excepted", "by number")
 
 
@@ -341,7 +313,7 @@ def test_exceptions_that_match_nothing_are_listed_with_why(excepted: Run) -> Non
     assert "--stacks" in whys[("push-unmanaged", f"{orders}/no-oidc")]
     assert [u["expires"] for u in use["unused"]] == [_days(30)] * 5
     assert "exceptions: 3 of 8 matched a finding, 5 unused" in excepted.stdout
-    report = excepted.report
+    report = report_of(excepted)
     assert "3 of 8 exceptions in the policy config matched a finding; 5 matched nothing" in report
     for (_, resource), why in whys.items():
         assert f"<code>{resource}</code>" in report and why in report
@@ -351,10 +323,10 @@ def test_the_report_shows_undecided_and_excepted_results_with_their_counts(
     excepted: Run,
 ) -> None:
     found = excepted.summary["findings"]
-    undecided = [f for f in excepted.findings if f["status"] == "unknown"]
+    undecided = [f for f in excepted.findings() if f["status"] == "unknown"]
     assert len(undecided) == found["undecided"] > 0
     assert found["excepted"] == 2
-    report = excepted.report
+    report = report_of(excepted)
     assert f'<div class="card"><b>{found["undecided"]}</b>undecided</div>' in report
     assert f'<div class="card"><b>{found["excepted"]}</b>excepted</div>' in report
     listed = re.findall(r"<td>(violation|excepted|undecided)</td>", report)
@@ -366,22 +338,22 @@ def test_the_report_shows_undecided_and_excepted_results_with_their_counts(
 
 
 def test_the_report_words_an_expired_exception_as_not_excepted(excepted: Run) -> None:
-    found = excepted.finding("no-oidc", "push-auth-oidc")
+    found = finding(excepted, "no-oidc", "push-auth-oidc")
     assert (found["status"], found["exception_state"]) == ("violation", "expired")
-    report = excepted.report
+    report = report_of(excepted)
     assert "excepted expired" not in report
     assert f"exception expired {_days(-1)} (counted again): was accepted" in report
     assert f"excepted until {_days(30)}: partner moves" in report
 
 
 def test_a_perimeter_finding_names_its_perimeters(excepted: Run) -> None:
-    found = excepted.finding("perimeter-custom-domain", "push-vpcsc-default-url")
+    found = finding(excepted, "perimeter-custom-domain", "push-vpcsc-default-url")
     names = (
         "accessPolicies/111222333444/servicePerimeters/payments, "
         "accessPolicies/987654/servicePerimeters/pay-restricted"
     )
     assert f"inside the VPC Service Controls perimeters {names}," in found["message"]
-    assert names in excepted.report
+    assert names in report_of(excepted)
 
 
 @pytest.mark.parametrize(
@@ -410,8 +382,8 @@ def test_a_perimeter_finding_names_its_perimeters(excepted: Run) -> None:
 def test_an_exception_that_can_match_nothing_is_refused_before_the_audit(
     spark: SparkSession, tmp_path: Path, exceptions: list[dict[str, str]], says: str
 ) -> None:
-    run = run_command(tmp_path, build_export(), {"push-auth-oidc": {"exceptions": exceptions}})
-    assert run.code == 2, run.stderr
-    assert run.stderr.startswith("pushguard audit: error: invalid policy config"), run.stderr
-    assert f"push-auth-oidc: {says}" in run.stderr, run.stderr
-    assert not run.out.exists()
+    done = run_command(tmp_path, build_export(), {"push-auth-oidc": {"exceptions": exceptions}})
+    assert done.code == 2, done.stderr
+    assert done.stderr.startswith("pushguard audit: error: invalid policy config"), done.stderr
+    assert f"push-auth-oidc: {says}" in done.stderr, done.stderr
+    assert not done.out.exists()
