@@ -2,22 +2,22 @@
 
 Pulumi's Python language host starts this folder as a provider plugin: the virtualenv's
 ``python <this folder> <engine address> [flags]``, with the consumer's project directory as the
-working directory. :func:`~pulumi.provider.experimental.component_provider_host` infers the package
-schema (package ``pushguard``, resource ``pushguard:index:PushSubscription``) from the component's
-type annotations, serves the provider gRPC protocol on 127.0.0.1 and prints its port as the first
-line of stdout (nothing may be printed before it). Each ``Construct`` runs the Python component,
-which validates its inputs before it registers any resource.
+working directory. :func:`pushguard.components.schema.serve` runs Pulumi's component provider for
+the component, as :func:`~pulumi.provider.experimental.component_provider_host` does: it infers the
+package schema (package ``pushguard``, resource ``pushguard:index:PushSubscription``) from the
+component's type annotations, at the installed pushguard version, with descriptions rewritten as
+Markdown in the schema's camelCase names; serves the provider gRPC protocol on 127.0.0.1 and
+prints its port as the first line of stdout (nothing may be printed before it). Each
+``Construct`` runs the Python component, which validates its inputs before it registers any
+resource.
 
 See https://www.pulumi.com/docs/iac/guides/building-extending/packages/source-based-plugin/ and
 https://www.pulumi.com/docs/iac/guides/building-extending/components/build-a-component/.
 """
 
-from pulumi.provider.experimental import component_provider_host
+import sys
 
-from pushguard.components import PushSubscription
-
-PACKAGE = "pushguard"
-"""The package name in the schema: the first part of every type token."""
+from pushguard.components.schema import serve
 
 if __name__ == "__main__":
-    component_provider_host(name=PACKAGE, components=[PushSubscription])
+    serve(sys.argv[1:])

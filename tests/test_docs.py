@@ -41,7 +41,7 @@ from pulumi.provider.experimental.analyzer import Analyzer
 
 from pushguard.cli import app
 from pushguard.components import TYPE_TOKEN, PushSubscription, PushSubscriptionInputError
-from pushguard.components.docs import camel_case, inputs_markdown
+from pushguard.components.docs import camel_case, input_rows, inputs_markdown
 from pushguard.components.spec import PLAIN_FIELDS
 from pushguard.crossguard import PACK_DIR
 from pushguard.rules import RULES
@@ -176,23 +176,19 @@ def test_component_inputs_table_is_generated_from_the_args() -> None:
     )
 
 
-def _table_rows() -> list[list[str]]:
-    rows = inputs_markdown().splitlines()[2:]
-    return [[cell.strip() for cell in re.split(r"(?<!\\)\|", row)[1:-1]] for row in rows]
-
-
 def test_inputs_table_agrees_with_the_spec_and_the_package_schema() -> None:
-    rows = _table_rows()
-    plain = {row[0].strip("`") for row in rows if row[4] == "no (plain)"}
+    rows = list(input_rows())
+    assert inputs_markdown().count("\n") == len(rows) + 2, "one table row per input"
+    plain = {row.path for row in rows if row.plain}
     assert plain == PLAIN_FIELDS, "plain inputs: the args' annotations and the spec disagree"
     schema = Analyzer("pushguard").analyze([PushSubscription])
     inputs = schema["component_definitions"]["PushSubscription"].inputs
-    top_level = {row[1].strip("`") for row in rows if "." not in row[0]}
+    top_level = {row.other for row in rows if "." not in row.path}
     assert top_level == set(inputs), "the table's camelCase names are the package schema's"
     for row in rows:
-        python_name, other = row[0].strip("`"), row[1].strip("`")
-        assert other == ".".join(camel_case(p) for p in python_name.split("."))
-        assert row[6], f"{python_name} has no docstring in pushguard/components/args.py"
+        assert row.other == ".".join(camel_case(p) for p in row.path.split("."))
+        assert row.description, f"{row.path} has no docstring in pushguard/components/args.py"
+        assert f"`{row.path}`<br>`{row.other}`<br>{row.type}" in inputs_markdown()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -249,10 +245,12 @@ PROGRAMS = {
     "pip": "package installs",
     "pulumi": "the Pulumi CLI (not available on build machines)",
     "gcloud": "Google Cloud CLI (no cloud access on build machines)",
+    "git": "clones and refs of the repository (docs/install.md)",
     "spark-submit": "Spark",
     "venv-pack": "packs a virtualenv for spark.archives",
     "jq": "JSON filter",
     "cp": "coreutils",
+    "cd": "the shell",
     "echo": "coreutils",
     "test": "coreutils",
     ".": "sources a virtualenv",

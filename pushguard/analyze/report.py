@@ -27,8 +27,9 @@ def summary(run: AnalysisRun) -> dict[str, int]:
     """Counts across stacks: ``stacks`` analysed, ``unreadable`` files, violations by level
     (not those under an active exception), ``excepted``, ``expiredExceptions``, with a baseline
     ``new``, ``existing`` and ``resolved``, ``unjudged`` (checks that could not judge a value
-    under ``unknownAtPreview: enforce``, only when there are some), stacks that fail (a
-    mandatory violation or an unjudged check) and the exit code."""
+    under ``unknownAtPreview: enforce``, only when there are some), ``googleManaged``
+    (subscriptions Google manages, which no policy judged, only when there are some), stacks
+    that fail (a mandatory violation or an unjudged check) and the exit code."""
     found = [v for r in run.stacks for v in r.violations]
     counts = {level: sum(v.level == level and v.counts for v in found) for level in LEVELS}
     changes = (
@@ -49,6 +50,11 @@ def summary(run: AnalysisRun) -> dict[str, int]:
         **changes,
         **(
             {"unjudged": unjudged} if (unjudged := sum(len(r.unjudged) for r in run.stacks)) else {}
+        ),
+        **(
+            {"googleManaged": google}
+            if (google := sum(len(r.google_managed) for r in run.stacks))
+            else {}
         ),
         "failing": sum(r.exit_code != 0 for r in run.stacks),
         "exitCode": run.exit_code,
@@ -199,6 +205,11 @@ def render_text(run: AnalysisRun, console: Console) -> None:
         f"\nStacks: {totals['stacks']} analysed, {totals['unreadable']} unreadable{skipped}, "
         f"{totals['failing']} failing. Policy violations: {totals['mandatory']} mandatory, "
         f"{totals['advisory']} advisory, {totals['excepted']} excepted."
+        + (
+            f" {totals['googleManaged']} Google-managed subscription(s) not judged."
+            if totals.get("googleManaged")
+            else ""
+        )
     )
     if run.baseline is not None:
         console.print(

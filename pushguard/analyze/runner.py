@@ -203,13 +203,14 @@ def _analysed(session: PackSession, state: StackState) -> StackResult:
     result.not_checked = [
         not_checked_for_state(n, encrypted=encrypted) for n in session.pack.not_applicable
     ]
+    result.google_managed = list(session.pack.google_managed)
     return result
 
 
 def analyze_stack(pack: PolicyPackProcess, state: StackState) -> list[Diagnostic]:
     """``Analyze`` per live resource (inputs), then ``AnalyzeStack`` over them all (outputs),
     as ``deploy.AnalyzeSnapshot`` sends them. Returns the diagnostics in that order; the pack's
-    ``not_applicable`` answers are left in ``pack.not_applicable``."""
+    ``not_applicable`` answers are left in ``pack.not_applicable`` and ``pack.google_managed``."""
     live = [r for r in state.resources if not r.delete]
     providers = {r.urn: r for r in live if r.type.startswith(PROVIDER_TYPE_PREFIX)}
     diagnostics: list[Diagnostic] = []

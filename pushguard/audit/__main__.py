@@ -50,6 +50,14 @@ def main(argv: list[str] | None = None) -> int:
         help="Pulumi state files or folders (repeatable): push-unmanaged, push-state-drift",
     )
     parser.add_argument(
+        "--snapshot",
+        action="append",
+        default=[],
+        metavar="TIME=PATH",
+        help="an export and its read time (RFC 3339; repeatable): the newest export that covers "
+        "an asset decides whether and how it is evaluated",
+    )
+    parser.add_argument(
         "--debug", action="store_true", help="on a failed run, also print the traceback"
     )
     options = parser.parse_args(argv)
@@ -65,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         inputs=options.input,
         baseline=options.baseline,
         stacks=options.stacks,
+        snapshots=options.snapshot,
     )
 
 

@@ -3,7 +3,8 @@ computed by one Spark job (:func:`collect_aggregates`).
 
 Each aggregate is a frame of one named struct column (:data:`FINDING_COUNTS`,
 :data:`SUBSCRIPTION_TOTALS`, :data:`PROJECT_OFFENDERS`, :data:`FOLDER_OFFENDERS`,
-:data:`WORST_SUBSCRIPTIONS`, :data:`SUPERSEDED`), with named fields; the six are unioned by name
+:data:`WORST_SUBSCRIPTIONS`, :data:`SUPERSEDED`, :data:`GOOGLE_MANAGED_COUNTS`), with named
+fields; they are unioned by name
 (each row carries one of the structs, the others null) so that one ``collect`` runs them all,
 and come back as typed rows (:class:`Aggregates`). Each part is at most a few hundred rows.
 """
@@ -15,6 +16,8 @@ from dataclasses import dataclass, field
 from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
+from pushguard.rules.google_managed import GOOGLE_MANAGED
+
 TOP = 25
 """How many projects, folders and subscriptions the report lists (the most violations first)."""
 
@@ -24,6 +27,7 @@ PROJECT_OFFENDERS = "project_offenders"
 FOLDER_OFFENDERS = "folder_offenders"
 WORST_SUBSCRIPTIONS = "worst_subscriptions"
 SUPERSEDED = "superseded"
+GOOGLE_MANAGED_COUNTS = "google_managed_counts"
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,8 @@ class Aggregates:
     worst: list[WorstSubscription] = field(default_factory=list)
     superseded: dict[str, int] = field(default_factory=dict)
     """Copies superseded by a newer copy of the same asset, per asset type."""
+    google_managed: dict[str, int] = field(default_factory=dict)
+    """Google-managed subscriptions (findings rows of status ``google-managed``) per product."""
 
 
 def _one_row_per_violation(findings: DataFrame) -> DataFrame:
@@ -159,6 +165,17 @@ def worst_subscriptions(findings: DataFrame) -> DataFrame:
     )
 
 
+def google_managed_counts(findings: DataFrame) -> DataFrame:
+    """:data:`GOOGLE_MANAGED_COUNTS`: struct of ``product``, ``subscriptions``: the rows of
+    status ``google-managed`` (one per subscription) per ``evidence.product``."""
+    counts = (
+        findings.filter(F.col("status") == GOOGLE_MANAGED)
+        .groupBy(F.col("evidence")["product"].alias("product"))
+        .agg(F.count(F.lit(1)).alias("subscriptions"))
+    )
+    return counts.select(F.struct("product", "subscriptions").alias(GOOGLE_MANAGED_COUNTS))
+
+
 def superseded_copies(superseded: DataFrame) -> DataFrame:
     """:data:`SUPERSEDED`: struct of ``asset_type``, ``copies``, from
     :meth:`~pushguard.audit.join.AssetCopies.superseded`."""
@@ -168,7 +185,7 @@ def superseded_copies(superseded: DataFrame) -> DataFrame:
 def aggregates_frame(
     facts: DataFrame, findings: DataFrame, superseded: DataFrame | None = None
 ) -> DataFrame:
-    """The six aggregates in one frame, unioned by name: one column per aggregate (the names
+    """The aggregates in one frame, unioned by name: one column per aggregate (the names
     above, in that order), each row non-null in exactly one of them. ``facts`` are joined rows
     (:data:`~pushguard.audit.schemas.JOINED_SCHEMA`), ``findings`` rows of
     :data:`~pushguard.audit.schemas.FINDINGS_DDL`, ``superseded`` the counts of
@@ -179,6 +196,7 @@ def aggregates_frame(
         project_offenders(findings),
         folder_offenders(findings),
         worst_subscriptions(findings),
+        google_managed_counts(findings),
     ]
     if superseded is not None:
         parts.append(superseded_copies(superseded))
@@ -192,6 +210,7 @@ def aggregates_frame(
         FOLDER_OFFENDERS,
         WORST_SUBSCRIPTIONS,
         F.col(SUPERSEDED) if superseded is not None else F.lit(None).alias(SUPERSEDED),
+        GOOGLE_MANAGED_COUNTS,
     )
 
 
@@ -203,6 +222,7 @@ def collect_aggregates(
     for row in aggregates_frame(facts, findings, superseded).collect():
         _add(result, row)
     result.superseded = dict(sorted(result.superseded.items()))
+    result.google_managed = dict(sorted(result.google_managed.items()))
     return result
 
 
@@ -221,3 +241,6 @@ def _add(result: Aggregates, row: Row) -> None:
         result.worst.append(WorstSubscription(**{**worst, "rules": list(worst["rules"])}))
     elif row[SUPERSEDED] is not None:
         result.superseded[row[SUPERSEDED]["asset_type"]] = row[SUPERSEDED]["copies"]
+    elif row[GOOGLE_MANAGED_COUNTS] is not None:
+        counted = row[GOOGLE_MANAGED_COUNTS]
+        result.google_managed[counted["product"]] = counted["subscriptions"]

@@ -17,9 +17,10 @@ documented in "Export asset metadata to BigQuery"
   that asset type, and the column names are camelCase (``assetType``, ``updateTime``,
   ``resource.discoveryName``), as the documentation's "Casing" section says; other content types
   keep snake_case;
-- partitioned tables (``--partition-key``) add the TIMESTAMP columns ``readTime`` and
-  ``requestTime``; they keep one snapshot per export, so only the newest (the greatest
-  ``requestTime``) is read.
+- partitioned tables (``--partition-key``) add the TIMESTAMP column ``readTime``
+  (``READ_TIME``) or ``requestTime`` (``REQUEST_TIME``); they keep one snapshot per export, so
+  only the newest is read, and its time is the export's read time
+  (:mod:`pushguard.audit.snapshots`).
 
 The spark-bigquery-connector (https://github.com/GoogleCloudDataproc/spark-bigquery-connector)
 gives a TIMESTAMP as ``TimestampType``, a REPEATED field as ``ArrayType`` and a RECORD as
@@ -39,7 +40,7 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from pushguard.audit.bigquery_json import asset_json, latest_snapshot
+from pushguard.audit.bigquery_json import asset_json, latest_snapshot, snapshot_time
 
 PREFIX = "bigquery:"
 """How an input names a BigQuery table: ``bigquery:PROJECT.DATASET.TABLE``."""
@@ -239,8 +240,9 @@ def read_input(
     source: BigQueryInput,
     asset_types: Iterable[str],
     load: Loader | None = None,
-) -> list[tuple[str, DataFrame]]:
-    """The tables of one ``bigquery:`` input, each as ``(source, lines)`` (:func:`export_lines`).
+) -> list[tuple[str, DataFrame, DataFrame | None]]:
+    """The tables of one ``bigquery:`` input, each as ``(source, lines, time)``
+    (:func:`export_lines`; ``time``: :func:`~pushguard.audit.bigquery_json.snapshot_time`).
 
     For a per-asset-type prefix only the tables of ``asset_types`` are looked up; those that do
     not exist (no asset of that type in the export) are left out.
@@ -257,7 +259,8 @@ def read_input(
             if not source.per_asset_type:
                 raise BigQueryInputError(f"{source.spec}: the table does not exist")
             continue
-        found.append((f"{PREFIX}{table}", export_lines(frame, f"{PREFIX}{table}", asset_types)))
+        name = f"{PREFIX}{table}"
+        found.append((name, export_lines(frame, name, asset_types), snapshot_time(frame, name)))
     if not found:
         raise BigQueryInputError(
             f"{source.spec}: no table {source.project}.{source.dataset}.{source.table}<asset "

@@ -22,14 +22,41 @@ _DATA_SENTINEL = "\u0000pushguard:resource.data\u0000"
 """Stands for ``resource.data`` in the envelope's JSON until the data's own text replaces it."""
 
 
+SNAPSHOT_COLUMNS = ("readTime", "read_time", "requestTime", "request_time")
+"""The columns a partitioned export table has, one per export: ``readTime`` with the partition
+key ``READ_TIME`` ("the time when the snapshot is taken"), ``requestTime`` with ``REQUEST_TIME``
+(https://cloud.google.com/asset-inventory/docs/reference/rest/v1/TopLevel/exportAssets#partitionkey);
+the first present is the table's snapshot column."""
+
+
+def snapshot_column(frame: DataFrame) -> str | None:
+    """The column that tells a partitioned table's exports apart (:data:`SNAPSHOT_COLUMNS`), or
+    None for a table of one export."""
+    return next((c for c in SNAPSHOT_COLUMNS if c in frame.columns), None)
+
+
 def latest_snapshot(frame: DataFrame) -> DataFrame:
-    """The rows of the newest export in a partitioned table (the greatest ``requestTime``), or
-    ``frame`` unchanged when it has no such column."""
-    column = next((c for c in ("requestTime", "request_time") if c in frame.columns), None)
+    """The rows of the newest export in a partitioned table (the greatest ``readTime``, else
+    ``requestTime``), or ``frame`` unchanged when it has no such column."""
+    column = snapshot_column(frame)
     if column is None:
         return frame
     newest = frame.agg(F.max(column).alias(column))
     return frame.join(F.broadcast(newest), on=column, how="left_semi")
+
+
+def snapshot_time(frame: DataFrame, source: str) -> DataFrame | None:
+    """``source``, ``export`` (the table), ``export_time`` (its newest export's time, the one
+    :func:`latest_snapshot` keeps), one row (lazy); None for a table without a snapshot
+    column."""
+    column = snapshot_column(frame)
+    if column is None:
+        return None
+    return frame.agg(
+        F.lit(source).alias("source"),
+        F.lit(source).alias("export"),
+        F.max(F.col(column).cast("timestamp")).alias("export_time"),
+    )
 
 
 def _asset_columns(frame: DataFrame) -> list[Column]:

@@ -25,7 +25,8 @@ from typing import TextIO
 from pyspark.sql import SparkSession
 
 from pushguard.audit.baseline import check_baseline, compare
-from pushguard.audit.bigquery import BigQueryInputError, parse_input
+from pushguard.audit.bigquery import BigQueryInputError, is_bigquery, parse_input
+from pushguard.audit.exception_use import exceptions_said
 from pushguard.audit.job import run_audit
 from pushguard.audit.options import FAIL_ON, AuditOptions, AuditResult
 from pushguard.audit.outputs import OutputFolder
@@ -41,6 +42,7 @@ from pushguard.audit.publish import (
 )
 from pushguard.audit.read import InputError
 from pushguard.audit.report import render
+from pushguard.audit.snapshots import SnapshotUsageError, parse_snapshot
 from pushguard.audit.stacks import StacksInputError, state_files
 from pushguard.audit.summary import AuditSummary
 from pushguard.policy.config_file import PolicyConfigError, load_rule_config
@@ -75,9 +77,12 @@ def run(
     inputs: list[str] | None = None,
     baseline: str | None = None,
     stacks: list[str] | None = None,
+    snapshots: list[str] | None = None,
 ) -> int:
     """Run the audit; return 0, 1 (violations at or above ``fail_on``) or 2 (bad usage, failed
     run). Messages go to ``stderr`` (default ``sys.stderr``); the summary line to stdout.
+    ``snapshots`` are ``--snapshot TIME=PATH`` values: exports with their read time, read after
+    ``paths`` (:mod:`pushguard.audit.snapshots`).
 
     ``inputs`` are the ``--input`` values, BigQuery tables (``bigquery:PROJECT.DATASET.TABLE``
     or ``bigquery:PROJECT.DATASET.PREFIX*``), read after ``paths``; at least one of the two.
@@ -97,6 +102,7 @@ def run(
             max_line_bytes=max_line_bytes,
             inputs=inputs or [],
             stacks=stacks or [],
+            snapshots=snapshots or [],
         )
         if baseline is not None:
             check_baseline(baseline)
@@ -146,6 +152,7 @@ def audit_options(
     max_line_bytes: int,
     inputs: list[str],
     stacks: list[str] | None = None,
+    snapshots: list[str] | None = None,
 ) -> AuditOptions:
     """The checked options of a run: ``paths`` are the export paths followed by the ``inputs``
     (BigQuery tables), the levels and settings those of ``policy_config``.
@@ -159,6 +166,7 @@ def audit_options(
             (:func:`pushguard.audit.publish.check_out`).
         StacksInputError: a ``stacks`` path does not exist or holds no state file (checked
             again, with every state read, by the run).
+        AuditUsageError: a ``snapshots`` value is not ``TIME=PATH``, or a path is given twice.
     """
     if fail_on not in FAIL_ON:
         raise AuditUsageError(f"--fail-on: one of {', '.join(FAIL_ON)}, not {fail_on!r}")
@@ -166,8 +174,12 @@ def audit_options(
         raise AuditUsageError("--max-line-bytes: at least 1024")
     for value in inputs:
         parse_input(value, "--input")
+    times = snapshot_times(paths, snapshots or [])
+    paths = [*paths, *times]
     if not paths:
-        raise AuditUsageError("nothing to audit: give an EXPORT_PATH or --input")
+        raise AuditUsageError(
+            "nothing to audit: give an EXPORT_PATH or --input, or --snapshot TIME=PATH"
+        )
     check_local_inputs(paths)
     check_out(out, paths)
     if stacks:
@@ -181,7 +193,34 @@ def audit_options(
         include_dry_run=include_dry_run,
         max_line_bytes=max_line_bytes,
         stacks=list(stacks or ()),
+        snapshot_times=times,
     )
+
+
+def snapshot_times(paths: list[str], snapshots: list[str]) -> dict[str, datetime]:
+    """The ``--snapshot TIME=PATH`` values as ``{PATH: TIME}`` (UTC), in the order given; a
+    ``bigquery:`` path is checked as ``--input`` is.
+
+    Raises:
+        AuditUsageError: a value is not ``TIME=PATH`` with an RFC 3339 time, or a path is given
+            twice (again with ``--snapshot``, or also as EXPORT_PATH or ``--input``).
+        BigQueryInputError: a ``bigquery:`` path is not a table reference.
+    """
+    times: dict[str, datetime] = {}
+    for value in snapshots:
+        try:
+            time, path = parse_snapshot(value)
+        except SnapshotUsageError as error:
+            raise AuditUsageError(str(error)) from None
+        if path in times or path in paths:
+            raise AuditUsageError(
+                f"--snapshot {value!r}: {path} is given twice; give each export once, with its "
+                "read time"
+            )
+        if is_bigquery(path):
+            parse_input(path, "--snapshot")
+        times[path] = time
+    return times
 
 
 def _run_on_spark(
@@ -352,7 +391,8 @@ def progress_phase(progress: ConsoleProgress) -> str:
 
 
 def summary_line(summary: AuditSummary, out: str) -> str:
-    """The line printed on stdout after a run: lines, subscriptions, violations by level, what
+    """The line printed on stdout after a run: lines, subscriptions, violations by level, the
+    Google-managed subscriptions set aside (when there are some), what
     changed against the baseline (or that it is not computed without one), the stacks' unmanaged,
     drifted and deleted subscriptions (or that they are not checked without ``--stacks``), the
     exceptions that matched nothing (when the policy config has exceptions) and where the outputs
@@ -366,6 +406,8 @@ def summary_line(summary: AuditSummary, out: str) -> str:
         if changes is not None
         else "; no baseline given, so new and resolved findings are not computed (--baseline)"
     )
+    google = summary.findings.google_managed
+    set_aside = f"; {google:,} Google-managed (not judged)" if google else ""
     stacks = summary.stacks
     managed = (
         f"; {stacks.states:,} stacks: {stacks.unmanaged:,} push subscriptions unmanaged, "
@@ -378,21 +420,8 @@ def summary_line(summary: AuditSummary, out: str) -> str:
         f"pushguard audit: {lines.read:,} lines read, {lines.parsed:,} parsed, "
         f"{lines.quarantined:,} quarantined; {subscriptions.evaluated:,} "
         f"subscriptions ({subscriptions.push:,} push); violations by level "
-        f"{json.dumps(summary.findings.violations_by_level, sort_keys=True)}{against}"
-        f"{managed}{_exceptions(summary)}; outputs in {out}"
-    )
-
-
-def _exceptions(summary: AuditSummary) -> str:
-    """The summary line's part about the policy config's exceptions (empty when it has none)."""
-    use = summary.exceptions
-    if not use.given:
-        return ""
-    unused = len(use.unused)
-    listed = " (listed in summary.json and report.html)" if unused else ""
-    return (
-        f"; exceptions: {use.matched:,} of {use.given:,} matched a finding, "
-        f"{unused:,} unused{listed}"
+        f"{json.dumps(summary.findings.violations_by_level, sort_keys=True)}{set_aside}{against}"
+        f"{managed}{exceptions_said(summary.exceptions)}; outputs in {out}"
     )
 
 

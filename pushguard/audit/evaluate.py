@@ -4,7 +4,9 @@ Each batch of joined subscription rows (:func:`pushguard.audit.join.subscription
 :class:`~pushguard.rules.facts.SubscriptionFacts` and goes through :func:`pushguard.rules.evaluate`:
 the same rule modules the policy pack runs, never a copy. Every finding (violations, and results a
 rule could not decide, ``status`` ``unknown``) is one output row, in the schema
-:data:`~pushguard.audit.schemas.FINDINGS_DDL` (as Arrow: :data:`ARROW_FINDINGS`).
+:data:`~pushguard.audit.schemas.FINDINGS_DDL` (as Arrow: :data:`ARROW_FINDINGS`); a
+Google-managed subscription (:mod:`pushguard.rules.google_managed`) is one row of status
+``google-managed`` instead of any rule's findings.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from pushguard.rules import RULES, EnforcementLevel, Finding
 from pushguard.rules.base import Rule, evaluate_rules
 from pushguard.rules.endpoint import is_google_serving_endpoint
 from pushguard.rules.facts import EXTERNAL_TARGET, IamGrant, InvokerTarget, SubscriptionFacts
+from pushguard.rules.google_managed import GOOGLE_MANAGED, GoogleManaged, google_managed
+from pushguard.rules.identity import cause, finding_id
 
 ARROW_FINDINGS = arrow_schema(FINDINGS_DDL)
 """The Arrow form of :data:`~pushguard.audit.schemas.FINDINGS_DDL`: the schema of the batches
@@ -82,6 +86,8 @@ def facts_from_row(row: Mapping[str, Any]) -> SubscriptionFacts:
         resource=row["asset_name"],
         project_id=row["project_id"] or None,
         project_number=row["project_number"] or None,
+        subscription_id=subscription_id(row["asset_name"]),
+        topic=row.get("topic"),
         push_endpoint=endpoint,
         push_auth_account=row["push_auth_account"],
         audience=row["audience"],
@@ -96,6 +102,13 @@ def facts_from_row(row: Mapping[str, Any]) -> SubscriptionFacts:
         else (),
         subscription_grants=_grants(row["subscription_grants"]),
     )
+
+
+def subscription_id(asset_name: str) -> str | None:
+    """``S`` of a subscription's asset name ``//pubsub.googleapis.com/projects/P/subscriptions/S``
+    (``None`` for any other name)."""
+    head, found, tail = asset_name.rpartition("/subscriptions/")
+    return tail if found and head.startswith("//pubsub.googleapis.com/projects/") else None
 
 
 def findings_for(row: Mapping[str, Any], groups: list[RuleGroup]) -> list[Finding]:
@@ -115,39 +128,74 @@ def excepted_findings(
     :func:`facts_from_row`; ``--stacks`` rows: :func:`pushguard.audit.managed.facts_of_row`).
     An exception names the subscription by its path with either of its project's names
     (:func:`exception_names`)."""
-    day = today or utc_today()
+    return _excepted(facts_of(row), groups, today or utc_today())
+
+
+def _excepted(
+    facts: SubscriptionFacts, groups: list[RuleGroup], day: date
+) -> list[tuple[Finding, Excepted | None]]:
     found: list[tuple[Finding, Excepted | None]] = []
-    facts = facts_of(row)
     for group in groups:
         for finding in evaluate_rules(group.rules, group.settings.apply(facts), group.levels):
+            names = exception_names(finding.resource, facts.project_id, facts.project_number)
             excepted = (
-                group.settings.exception_for(*exception_names(finding.resource, row), today=day)
-                if finding.is_violation
-                else None
+                group.settings.exception_for(*names, today=day) if finding.is_violation else None
             )
             found.append((finding, excepted))
     return sorted(found, key=lambda pair: _RULE_ORDER[pair[0].rule_id])
 
 
-def exception_names(asset_name: str, row: Mapping[str, Any]) -> list[str]:
-    """The names an exception may give the subscription ``asset_name`` of a joined (or
-    ``--stacks``) ``row``: its path, and the path with the project's number from the export
-    (``projects/NUMBER/subscriptions/S``; a project is named by its ID or number:
+def exception_names(asset_name: str, *projects: str | None) -> list[str]:
+    """The names an exception may give the subscription ``asset_name``: its path, and the path
+    with each of ``projects`` (its project's ID and number, as the export gives them:
+    ``projects/NUMBER/subscriptions/S``; a project is named by its ID or number:
     https://cloud.google.com/resource-manager/docs/creating-managing-projects#identifying_projects)."""
-    return project_variants(asset_name, [row.get("project_id"), row.get("project_number")])
+    return project_variants(asset_name, projects)
+
+
+def google_managed_row(
+    row: Mapping[str, Any], managed: GoogleManaged, run_time: str = ""
+) -> dict[str, Any]:
+    """The one findings row of a Google-managed subscription
+    (:mod:`pushguard.rules.google_managed`): status ``google-managed``, no rule and no level,
+    the message naming the product and what it serves, the recognition as ``evidence``
+    (``product``, ``trigger`` or ``function``, ``region``), and a ``finding_id`` of its own."""
+    evidence = managed.evidence()
+    return {
+        "asset_name": row["asset_name"],
+        "project_id": row["project_id"] or None,
+        "project_number": row["project_number"],
+        "ancestors": row["ancestors"],
+        "rule_id": None,
+        "level": None,
+        "status": GOOGLE_MANAGED,
+        "message": f"Google-managed: {managed.describe()}.",
+        "remediation": None,
+        "field": None,
+        "evidence": sorted(evidence.items()),
+        "finding_id": finding_id(row["asset_name"], GOOGLE_MANAGED, cause(None, evidence)),
+        "exception_state": None,
+        "exception_reason": None,
+        "exception_expires": None,
+        "run_time": run_time or None,
+    }
 
 
 def arrow_evaluator(
     groups: list[RuleGroup],
     run_time: str = "",
     facts_of: Callable[[Mapping[str, Any]], SubscriptionFacts] = facts_from_row,
+    *,
+    report_google_managed: bool = True,
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The function for ``DataFrame.mapInArrow(f, FINDINGS_DDL)``: Arrow batches of joined rows
     (:data:`~pushguard.audit.schemas.JOINED_SCHEMA`) in, batches of findings
     (:data:`ARROW_FINDINGS`, the columns of :data:`~pushguard.audit.schemas.FINDINGS_DDL`)
-    out, each row with ``run_time`` (the run's start, UTC). Raises nothing of its own; a row
-    that does not fit :class:`SubscriptionFacts` fails the task (the join's schema rules that
-    out)."""
+    out, each row with ``run_time`` (the run's start, UTC). A Google-managed subscription gets
+    no rule's finding, and one :func:`google_managed_row` when ``report_google_managed`` (the
+    rules' pass; ``--stacks`` evaluates the same subscriptions again and leaves it out). Raises
+    nothing of its own; a row that does not fit :class:`SubscriptionFacts` fails the task (the
+    join's schema rules that out)."""
 
     today = utc_today()  # on the driver: one day for the whole run
 
@@ -155,7 +203,13 @@ def arrow_evaluator(
         for batch in batches:
             out: list[dict[str, Any]] = []
             for row in batch.to_pylist():
-                for finding, excepted in excepted_findings(row, groups, today, facts_of):
+                facts = facts_of(row)
+                managed = google_managed(facts)
+                if managed is not None:
+                    if report_google_managed:
+                        out.append(google_managed_row(row, managed, run_time))
+                    continue
+                for finding, excepted in _excepted(facts, groups, today):
                     active = excepted is not None and excepted.active
                     out.append(
                         {

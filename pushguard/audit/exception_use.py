@@ -14,6 +14,7 @@ Why an exception matched nothing, first reason that applies:
 - its policy is ``push-unmanaged`` or ``push-state-drift`` and no ``--stacks`` were given;
 - it names a Pulumi URN or an Eventarc trigger (the audit reads subscriptions from Cloud Asset
   Inventory; the pack, ``pushguard preview`` and ``analyze`` match those);
+- the subscription is Google-managed (:mod:`pushguard.rules.google_managed`): no rule judges it;
 - no subscription of that name is in the export (deleted, or another organisation's);
 - the subscription has no finding of the policy in this run (the risk may be gone: remove it).
 """
@@ -33,6 +34,7 @@ from pushguard.policy.exceptions import PolicyException
 from pushguard.policy.resources import resource_kind
 from pushguard.policy.settings import PackSettings
 from pushguard.rules import EnforcementLevel
+from pushguard.rules.google_managed import GOOGLE_MANAGED
 
 _NOT_MATCHED = {
     "urn": "a Pulumi URN: the audit names subscriptions by path (projects/P/subscriptions/S); "
@@ -42,6 +44,10 @@ _NOT_MATCHED = {
 }
 DISABLED = "the policy is disabled in the policy config: nothing of it is evaluated"
 NEEDS_STACKS = "the policy needs --stacks, which were not given: nothing of it is evaluated"
+GOOGLE_MANAGED_WHY = (
+    "the subscription is Google-managed (created and configured by a Google product): no rule "
+    "judges it"
+)
 NOT_IN_EXPORT = "no subscription of this name is in the export (deleted, or a typo)"
 NO_FINDING = (
     "the subscription has no finding of this policy in this run: the risk may be gone (remove "
@@ -61,12 +67,11 @@ def exception_use(findings: DataFrame, facts: DataFrame, options: AuditOptions) 
     used: set[tuple[str, str]] = set()
     present: list[Row] = []
     for row in rows:
-        if row["rule_id"] is None:
+        if row["kind"] != EXCEPTED:
             present.append(row)
             continue
         settings = options.settings.get(row["rule_id"], PackSettings())
-        names = exception_names(row["asset_name"], row.asDict())
-        for item in settings.exceptions_for(*names):
+        for item in settings.exceptions_for(*_names(row)):
             used.add((row["rule_id"], item.resource))
     levels = options.rule_levels()
     unused = [
@@ -86,17 +91,31 @@ def exception_use(findings: DataFrame, facts: DataFrame, options: AuditOptions) 
     )
 
 
+EXCEPTED, PRESENT = "excepted", "present"
+
+
+def _names(row: Row) -> list[str]:
+    return exception_names(row["asset_name"], row["project_id"], row["project_number"])
+
+
 def _rows(findings: DataFrame, facts: DataFrame, ids: Iterable[str]) -> list[Row]:
-    """``rule_id``, ``asset_name``, ``project_id``, ``project_number`` of every finding that
-    carries an exception, and (``rule_id`` null) of every subscription of the export whose ID is
-    in ``ids``; distinct, in one collect."""
+    """``kind``, ``rule_id``, ``asset_name``, ``project_id``, ``project_number``: every finding
+    that carries an exception (``excepted``), and every subscription of the export whose ID is in
+    ``ids`` (``present``; ``google-managed`` for one Google manages, from its findings row);
+    distinct, in one collect."""
     columns = ("asset_name", "project_id", "project_number")
-    excepted = findings.filter(F.col("exception_state").isNotNull()).select("rule_id", *columns)
-    subscription_id = F.regexp_extract("asset_name", r"/subscriptions/([^/]+)$", 1)
-    named = facts.filter(subscription_id.isin(*sorted(set(ids)))).select(
-        F.lit(None).cast("string").alias("rule_id"), *columns
+    excepted = findings.filter(F.col("exception_state").isNotNull()).select(
+        F.lit(EXCEPTED).alias("kind"), "rule_id", *columns
     )
-    return excepted.unionByName(named).distinct().collect()
+    subscription_id = F.regexp_extract("asset_name", r"/subscriptions/([^/]+)$", 1)
+    wanted = subscription_id.isin(*sorted(set(ids)))
+    named = facts.filter(wanted).select(
+        F.lit(PRESENT).alias("kind"), F.lit(None).cast("string").alias("rule_id"), *columns
+    )
+    managed = findings.filter(wanted & (F.col("status") == GOOGLE_MANAGED)).select(
+        F.lit(GOOGLE_MANAGED).alias("kind"), F.lit(None).cast("string").alias("rule_id"), *columns
+    )
+    return excepted.unionByName(named).unionByName(managed).distinct().collect()
 
 
 def _why(
@@ -115,7 +134,20 @@ def _why(
     if kind != "subscription":
         return _NOT_MATCHED[kind]
     settings = options.settings.get(rule, PackSettings())
-    for row in present:
-        if item in settings.exceptions_for(*exception_names(row["asset_name"], row.asDict())):
-            return NO_FINDING
-    return NOT_IN_EXPORT
+    named = [row["kind"] for row in present if item in settings.exceptions_for(*_names(row))]
+    if GOOGLE_MANAGED in named:
+        return GOOGLE_MANAGED_WHY
+    return NO_FINDING if named else NOT_IN_EXPORT
+
+
+def exceptions_said(use: ExceptionUse) -> str:
+    """The summary line's part about the policy config's exceptions: ``; exceptions: M of N
+    matched a finding, U unused`` (empty when the config has none)."""
+    if not use.given:
+        return ""
+    unused = len(use.unused)
+    listed = " (listed in summary.json and report.html)" if unused else ""
+    return (
+        f"; exceptions: {use.matched:,} of {use.given:,} matched a finding, "
+        f"{unused:,} unused{listed}"
+    )

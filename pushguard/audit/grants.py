@@ -4,7 +4,12 @@ For each joined subscription, four lists (:data:`~pushguard.audit.schemas.GRANT_
 grants on the push-auth service account, on the push target, on the dead-letter topic and on the
 subscription itself, each with those inherited from the asset's project, folders and
 organization (https://cloud.google.com/iam/docs/resource-hierarchy-access-control). A grant is
-kept with the resource it is made on and its condition, if any.
+kept with the resource it is made on and its condition, if any, and a grant of a custom role the
+export describes (an ``iam.googleapis.com/Role`` asset, named
+``//iam.googleapis.com/projects/P/roles/R`` or ``//iam.googleapis.com/organizations/N/roles/R``
+as the binding's role is ``projects/P/roles/R``;
+https://cloud.google.com/asset-inventory/docs/asset-names) with the service-account permissions
+it carries, which the grant rules judge it by.
 """
 
 from __future__ import annotations
@@ -13,7 +18,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from pushguard.audit.hierarchy import iam_key
-from pushguard.audit.schemas import GRANT_FACTS
+from pushguard.audit.schemas import GRANT_FACTS, ROLE, data_column
+from pushguard.rules.iam import IMPERSONATION_PERMISSIONS
 
 GRANT_SOURCES: dict[str, tuple[str, str]] = {
     "account_grants": ("account_asset", "account_ancestors"),
@@ -55,15 +61,47 @@ def wanted_keys(facts: DataFrame) -> DataFrame:
     return wanted
 
 
-def grant_lists(facts: DataFrame, policies: DataFrame) -> DataFrame:
+def custom_roles(resources: DataFrame) -> DataFrame:
+    """``role`` (``projects/P/roles/R`` or ``organizations/N/roles/R``), ``permissions``: each
+    custom role of the export (``resources``: newest copies) with the permissions of
+    :data:`~pushguard.rules.iam.IMPERSONATION_PERMISSIONS` it carries, sorted; none when it is
+    deleted. Lazy."""
+    data = F.col(data_column(ROLE))
+    wanted = F.array(*(F.lit(p) for p in sorted(IMPERSONATION_PERMISSIONS)))
+    included = F.coalesce(data["includedPermissions"], F.array().cast("array<string>"))
+    carried = F.array_sort(F.array_intersect(included, wanted))
+    deleted = F.coalesce(data["deleted"], F.lit(False))
+    name = F.regexp_extract(
+        "name", r"^//iam\.googleapis\.com/((?:projects|organizations)/[^/]+/roles/[^/]+)$", 1
+    )
+    return (
+        resources.filter((F.col("asset_type") == ROLE) & data.isNotNull())
+        .select(
+            name.alias("role"),
+            F.when(deleted, F.array().cast("array<string>"))
+            .otherwise(carried)
+            .alias("permissions"),
+        )
+        .filter(F.col("role") != "")
+        .dropDuplicates(["role"])
+    )
+
+
+def grant_lists(facts: DataFrame, policies: DataFrame, roles: DataFrame | None = None) -> DataFrame:
     """``asset_name`` and the :data:`~pushguard.audit.schemas.GRANT_FACTS` columns: per
     subscription, sorted arrays of grant structs (``role``, ``member``, ``resource``,
-    ``condition``); a list is null when its asset is not in the export, or the export holds no
-    IAM policy at all (not collected), empty when nothing is granted there. Lazy."""
-    grant = F.struct("role", "member", F.col("key").alias("resource"), "condition")
+    ``condition``, ``permissions``: of a custom role in ``roles``, :func:`custom_roles`); a list
+    is null when its asset is not in the export, or the export holds no IAM policy at all (not
+    collected), empty when nothing is granted there. Lazy."""
+    grant = F.struct("role", "member", F.col("key").alias("resource"), "condition", "permissions")
+    granted = bindings(policies)
+    if roles is None:
+        granted = granted.withColumn("permissions", F.lit(None).cast("array<string>"))
+    else:
+        granted = granted.join(F.broadcast(roles), on="role", how="left")
     lists = (
         wanted_keys(facts)
-        .join(bindings(policies), on="key", how="left")
+        .join(granted, on="key", how="left")
         .groupBy("asset_name", "fact")
         .agg(F.array_sort(F.collect_list(F.when(F.col("role").isNotNull(), grant))).alias("grants"))
         .groupBy("asset_name")

@@ -34,12 +34,26 @@ from pushguard.audit.outputs import OutputFolder
 from pushguard.audit.parse import parse_lines
 from pushguard.audit.progress import Progress
 from pushguard.audit.quarantine import write_quarantine
-from pushguard.audit.read import Inputs, discover, read_lines
+from pushguard.audit.read import InputError, Inputs, discover, read_lines
 from pushguard.audit.report import render
 from pushguard.audit.scan import Scan, assets_and_quarantine, stored_lines, type_changes
 from pushguard.audit.schemas import FINDINGS_COLUMNS, FINDINGS_DDL
-from pushguard.audit.stacks import RecordCounts, check_records, read_records, state_files
+from pushguard.audit.snapshots import (
+    ambiguity_message,
+    ambiguous_examples,
+    shown_time,
+    snapshot_rows,
+    sources_frame,
+)
+from pushguard.audit.stacks import (
+    RecordCounts,
+    check_records,
+    read_records,
+    state_files,
+    used_records,
+)
 from pushguard.audit.summarise import offenders, summarise
+from pushguard.audit.summary import ExportRead, SnapshotCounts
 
 __all__ = ["FAIL_ON", "AuditOptions", "AuditResult", "run_audit"]
 
@@ -147,7 +161,7 @@ def run_audit(
     _adaptive_partitions(spark)
     clock = _Phases()
     progress.phase("reading")
-    inputs = discover(spark, options.paths, options.max_line_bytes)
+    inputs = discover(spark, options.paths, options.max_line_bytes, options.snapshot_times)
     lines = read_lines(spark, inputs)
     persisted = _Persisted(spark)
     try:
@@ -156,7 +170,9 @@ def run_audit(
         clock.done("discover")
         scan, assets, quarantined = _scan(stored, persisted, progress)
         progress.phase("joining")
-        copies = asset_copies(assets, persisted.keep)
+        sources = sources_frame(spark, inputs.sources, inputs.timed)
+        copies = asset_copies(assets, persisted.keep, sources)
+        _unambiguous(copies)
         facts = persisted.keep(
             subscription_facts(
                 copies, options.include_dry_run, derive_ancestors=scan.without_ancestors
@@ -208,6 +224,20 @@ def _scan(
     return scan, assets, quarantined
 
 
+def _unambiguous(copies: AssetCopies) -> None:
+    """Stop before anything is evaluated when the newest copy of some asset cannot be told
+    (:mod:`pushguard.audit.snapshots`, rule 6).
+
+    Raises:
+        InputError: naming the first ambiguous assets and their exports."""
+    examples, count = ambiguous_examples(copies.ranked)
+    if count:
+        named = [
+            {**e, "exports": [x.removeprefix("file:") for x in e["exports"]]} for e in examples
+        ]
+        raise InputError(ambiguity_message(named, count))
+
+
 def _stacks(
     spark: SparkSession, options: AuditOptions, persisted: _Persisted, progress: Progress
 ) -> tuple[DataFrame, RecordCounts] | None:
@@ -221,7 +251,8 @@ def _stacks(
     progress.phase("reading stacks")
     files = state_files(options.stacks)
     records = read_records(spark, files, persisted.keep)
-    return records, check_records(records, files)
+    counts = check_records(records, files)
+    return used_records(records, counts.choice.used), counts
 
 
 def _evaluate(
@@ -269,6 +300,7 @@ def _summarise(
     progress.phase("summarising")
     aggregates = collect_aggregates(facts, findings, copies.superseded())
     summary = summarise(scan=scan, aggregates=aggregates, inputs=inputs, options=options)
+    summary = summary.model_copy(update={"snapshots": _snapshot_counts(copies)})
     summary = summary.model_copy(update={"exceptions": exception_use(findings, facts, options)})
     if stacks is not None:
         summary = summary.model_copy(
@@ -280,6 +312,19 @@ def _summarise(
     summary = summary.model_copy(update={"timings_s": dict(clock.timings)})
     out.write_text("summary.json", summary.to_json())
     return AuditResult(summary, tables)
+
+
+def _snapshot_counts(copies: AssetCopies) -> SnapshotCounts:
+    """``summary.json``'s ``snapshots`` (one small job: :func:`snapshot_rows`)."""
+    rows, absent = snapshot_rows(copies.ranked, copies.absent())
+    exports: dict[str, ExportRead] = {}
+    for row in rows:
+        name = row["export"].removeprefix("file:")
+        read_time = shown_time(row["export_time"])
+        known = exports.get(name) or ExportRead(export=name, read_time=read_time)
+        scopes = {**known.scopes, row["kind"]: row["scope"]}
+        exports[name] = known.model_copy(update={"scopes": scopes})
+    return SnapshotCounts(exports=list(exports.values()), not_in_newest_export_by_type=absent)
 
 
 _ADAPTIVE = {

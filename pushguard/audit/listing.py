@@ -1,10 +1,11 @@
 """The findings ``report.html`` lists: the violations, excepted findings and undecided results
-(status ``unknown``), in the order a reader acts on them, at most :data:`REPORT_LIMIT` of them
-(all are in ``findings.jsonl``).
+(status ``unknown``), and the Google-managed subscriptions (no rule judged them; they are listed
+so that a reader sees what was set aside), in the order a reader acts on them, at most
+:data:`REPORT_LIMIT` of them (all are in ``findings.jsonl``).
 
 With ``--baseline`` new findings come first (:mod:`pushguard.audit.baseline`); then mandatory
-before advisory, violations before excepted findings before undecided results, then by
-subscription, rule and message.
+before advisory (Google-managed rows have no level: last), violations before excepted findings
+before undecided results and Google-managed rows, then by subscription, rule and message.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from pushguard.rules.google_managed import GOOGLE_MANAGED
+
 REPORT_LIMIT = 500
 """Rows listed in ``report.html`` at most (an organisation's audit has many more findings)."""
 
-LISTED = ("violation", "excepted", "unknown")
+LISTED = ("violation", "excepted", "unknown", GOOGLE_MANAGED)
 """The statuses the report lists."""
 
 _COLUMNS = (

@@ -23,7 +23,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from pushguard.audit.evaluate import RuleGroup, arrow_evaluator, plan
+from pushguard.audit.evaluate import RuleGroup, arrow_evaluator, plan, subscription_id
 from pushguard.audit.join import AssetCopies
 from pushguard.audit.options import AuditOptions
 from pushguard.audit.schemas import FINDINGS_DDL, PROJECT, SUBSCRIPTION, data_column
@@ -31,6 +31,7 @@ from pushguard.audit.stacks import RecordCounts
 from pushguard.audit.summary import ProjectManagement, StacksCounts
 from pushguard.rules import push_state_drift, push_unmanaged
 from pushguard.rules.facts import SubscriptionFacts
+from pushguard.rules.google_managed import GOOGLE_MANAGED
 from pushguard.rules.identity import CAI_SERVICE_PREFIX
 from pushguard.rules.managed import RECORDED_SETTINGS, Management, PushSettings, StackRecord
 
@@ -40,7 +41,9 @@ STACK_RULES = (push_unmanaged.RULE, push_state_drift.RULE)
 
 def _live(copies: AssetCopies, facts: DataFrame) -> DataFrame:
     """``path``, ``asset_name``, ``project_id``, ``project_number``, ``ancestors``, ``live``
-    (struct of the push settings) per subscription of the export."""
+    (struct of the push settings) per subscription of the export. ``path`` names the project by
+    its ID, as stacks record it, also when the asset's name holds the project's number and the
+    export's project assets give its ID (:func:`~pushguard.audit.join.project_ids`)."""
     resources, _ = copies.newest()
     data = F.col(data_column(SUBSCRIPTION))
     push = data["pushConfig"]
@@ -59,11 +62,19 @@ def _live(copies: AssetCopies, facts: DataFrame) -> DataFrame:
     subscriptions = resources.filter(F.col("asset_type") == SUBSCRIPTION).select(
         F.col("name").alias("asset_name"), live.alias("live")
     )
+    path = F.regexp_extract("asset_name", r"^//pubsub\.googleapis\.com/(.*)$", 1)
+    by_id = F.concat(
+        F.lit("projects/"),
+        "project_id",
+        F.lit("/"),
+        F.regexp_extract(path, r"^projects/[^/]+/(.*)$", 1),
+    )
+    named_by_number = path.rlike(r"^projects/[0-9]+/") & (F.coalesce("project_id", F.lit("")) != "")
     return subscriptions.join(
-        facts.select("asset_name", "project_id", "project_number", "ancestors"),
+        facts.select("asset_name", "project_id", "project_number", "ancestors", "topic"),
         on="asset_name",
         how="inner",
-    ).withColumn("path", F.regexp_extract("asset_name", r"^//pubsub\.googleapis\.com/(.*)$", 1))
+    ).withColumn("path", F.when(named_by_number, by_id).otherwise(path))
 
 
 def projects_in_export(copies: AssetCopies) -> DataFrame:
@@ -110,7 +121,8 @@ def _grouped(records: DataFrame) -> DataFrame:
 
 def managed_rows(records: DataFrame, facts: DataFrame, copies: AssetCopies) -> DataFrame:
     """One row per subscription of the export or of a stack: ``asset_name``, ``project_id``,
-    ``project_number``, ``ancestors``, ``live`` (null: not in the export), ``records`` (empty:
+    ``project_number``, ``ancestors``, ``live`` (null: not in the export), ``topic``,
+    ``records`` (empty:
     no given stack manages it), ``project_in_export``. Lazy."""
     matched = _live(copies, facts).join(_grouped(records), on="path", how="full")
     projects = F.broadcast(projects_in_export(copies)).alias("p")
@@ -134,6 +146,7 @@ def managed_rows(records: DataFrame, facts: DataFrame, copies: AssetCopies) -> D
             "ancestors"
         ),
         "live",
+        "topic",
         F.coalesce("records", F.array()).alias("records"),
         (in_export | F.col("known_project").isNotNull()).alias("project_in_export"),
     )
@@ -151,12 +164,18 @@ def _settings(values: Mapping[str, Any]) -> PushSettings:
 
 
 def facts_of_row(row: Mapping[str, Any]) -> SubscriptionFacts:
-    """One row of :func:`managed_rows` -> the facts the two rules read."""
+    """One row of :func:`managed_rows` -> the facts the two rules read, and what tells a
+    Google-managed subscription (its ID, topic and live push settings), which neither rule
+    judges."""
     live = row["live"]
     return SubscriptionFacts(
         resource=row["asset_name"],
         project_id=row["project_id"] or None,
         project_number=row["project_number"] or None,
+        subscription_id=subscription_id(row["asset_name"]),
+        topic=row.get("topic"),
+        push_endpoint=live["push_endpoint"] if live is not None else None,
+        push_auth_account=live["push_auth_account"] if live is not None else None,
         management=Management(
             records=tuple(
                 StackRecord(
@@ -189,20 +208,27 @@ def stack_groups(options: AuditOptions) -> list[RuleGroup]:
 
 def stack_findings(rows: DataFrame, options: AuditOptions) -> DataFrame:
     """The findings (:data:`~pushguard.audit.schemas.FINDINGS_DDL`) of :data:`STACK_RULES` over
-    :func:`managed_rows`, evaluated on the executors. Lazy."""
-    evaluator = arrow_evaluator(stack_groups(options), options.run_time, facts_of=facts_of_row)
+    :func:`managed_rows`, evaluated on the executors: none for a Google-managed subscription
+    (:mod:`pushguard.rules.google_managed`; the rules' pass reports it). Lazy."""
+    evaluator = arrow_evaluator(
+        stack_groups(options), options.run_time, facts_of=facts_of_row, report_google_managed=False
+    )
     return rows.mapInArrow(evaluator, FINDINGS_DDL)
 
 
 def stacks_counts(rows: DataFrame, findings: DataFrame, counts: RecordCounts) -> StacksCounts:
     """``summary.json``'s ``stacks``: per project the managed and unmanaged push subscriptions
-    of the export, per stack the subscriptions that drifted or were deleted (violations of
-    ``push-state-drift``). One Spark job (the two aggregates unioned, as
+    of the export (not the Google-managed ones, which are Google's to manage), per stack the
+    subscriptions that drifted or were deleted (violations of ``push-state-drift``), the
+    subscriptions several stacks manage, and the stacks given by several state files
+    (``counts.choice``). One Spark job (the aggregates unioned, as
     :mod:`pushguard.audit.aggregates` does); sorted on the driver."""
     is_push = F.col("live").isNotNull() & F.col("live")["push_endpoint"].isNotNull()
     managed = F.size("records") > 0
+    google = findings.filter(F.col("status") == GOOGLE_MANAGED).select("asset_name")
     per_project = (
         rows.filter(is_push)
+        .join(google, on="asset_name", how="left_anti")  # Google's: neither managed nor not
         .groupBy(F.coalesce("project_id", F.lit("")).alias("key"))
         .agg(
             F.count(F.when(managed, 1)).alias("first"),
@@ -211,10 +237,9 @@ def stacks_counts(rows: DataFrame, findings: DataFrame, counts: RecordCounts) ->
         .withColumn("part", F.lit("project"))
     )
     deleted = F.col("evidence")["fields"] == "deleted"
+    drift = (F.col("rule_id") == push_state_drift.RULE.id) & (F.col("status") == "violation")
     per_stack = (
-        findings.filter(
-            (F.col("rule_id") == push_state_drift.RULE.id) & (F.col("status") == "violation")
-        )
+        findings.filter(drift & F.col("evidence")["stack"].isNotNull())
         .groupBy(F.col("evidence")["stack"].alias("key"))
         .agg(
             F.count(F.when(~deleted, 1)).alias("first"),
@@ -222,9 +247,16 @@ def stacks_counts(rows: DataFrame, findings: DataFrame, counts: RecordCounts) ->
         )
         .withColumn("part", F.lit("stack"))
     )
-    collected = sorted(per_project.unionByName(per_stack).collect(), key=lambda r: r["key"])
+    claimed = (
+        rows.filter(F.size(F.array_distinct(F.transform("records", lambda r: r["stack"]))) > 1)
+        .agg(F.lit("").alias("key"), F.count(F.lit(1)).alias("first"), F.lit(0).alias("second"))
+        .withColumn("part", F.lit("claimed"))
+    )
+    parts = per_project.unionByName(per_stack).unionByName(claimed)
+    collected = sorted(parts.collect(), key=lambda r: r["key"])
     projects = [r for r in collected if r["part"] == "project"]
     stacks = [r for r in collected if r["part"] == "stack"]
+    several = sum(r["first"] for r in collected if r["part"] == "claimed")
     return StacksCounts(
         checked=True,
         states=counts.states,
@@ -238,6 +270,8 @@ def stacks_counts(rows: DataFrame, findings: DataFrame, counts: RecordCounts) ->
         },
         drifted_by_stack={r["key"]: r["first"] for r in stacks if r["first"]},
         deleted_by_stack={r["key"]: r["second"] for r in stacks if r["second"]},
+        claimed_by_several_stacks=several,
+        snapshots=counts.choice.snapshots,
     )
 
 

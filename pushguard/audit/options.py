@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from pushguard.audit.parse import DEFAULT_MAX_LINE_BYTES
@@ -37,6 +38,8 @@ class AuditOptions:
             row (``""``: no run time, the rows' ``run_time`` is null).
         stacks: Pulumi state files or folders (``--stacks``; :mod:`pushguard.audit.stacks`);
             empty: ``push-unmanaged`` and ``push-state-drift`` are not checked.
+        snapshot_times: the read time (UTC) of each of ``paths`` given with ``--snapshot
+            TIME=PATH`` (:mod:`pushguard.audit.snapshots`).
     """
 
     paths: list[str]
@@ -47,6 +50,7 @@ class AuditOptions:
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     run_time: str = ""
     stacks: list[str] = field(default_factory=list)
+    snapshot_times: Mapping[str, datetime] = field(default_factory=dict)
 
     def rule_levels(self) -> dict[str, EnforcementLevel]:
         """The enforcement level of every rule, in rule order: ``levels`` where given, else the

@@ -142,7 +142,9 @@ def parse_lines(lines: DataFrame, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) 
 
     :func:`parse_assets` returns one row per line with the columns ``source``, ``block``,
     ``position``, ``asset_type``, ``name``, ``ancestors``, ``update_time`` (a timestamp; these
-    two null but for the lines of needed types), ``parent``, one typed column per type
+    two null but for the lines of needed types), ``parent``, ``has_resource`` (the line carries
+    a ``resource``: an organization's resource line, not its IAM or access policy), one typed
+    column per type
     (:data:`TYPED_COLUMNS`), ``iam`` and ``perimeter`` (null but for the lines of needed types),
     ``reason`` (null when parsed or blank) and ``text`` (the first
     :data:`QUARANTINE_TEXT_CHARS` characters of a quarantined line, else null). Lazy: nothing
@@ -162,6 +164,7 @@ def parse_lines(lines: DataFrame, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) 
         F.when(_needed(), F.col("id.ancestors")).alias("ancestors"),
         F.when(_needed(), _update_time()).alias("update_time"),
         F.col("env.resource.parent").alias("parent"),
+        F.coalesce(F.col("env.resource").isNotNull(), F.lit(False)).alias("has_resource"),
         *TYPED_COLUMNS,
         "iam",
         "perimeter",

@@ -31,7 +31,9 @@ spark-bigquery-connector and turned into the same lines (:mod:`pushguard.audit.b
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -41,6 +43,7 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType
 from pushguard.audit.bigquery import BigQueryInputError, is_bigquery, parse_input, read_input
 from pushguard.audit.outputs import hadoop_path
 from pushguard.audit.schemas import NEEDED_TYPES
+from pushguard.audit.snapshots import ExportRef, export_of
 
 LINE_SCHEMA = StructType(
     [
@@ -86,27 +89,44 @@ class Inputs:
     skipped_types: list[str] = field(default_factory=list)
     skipped_files: list[str] = field(default_factory=list)
     bigquery: list[tuple[str, DataFrame]] = field(default_factory=list)
+    sources: dict[str, ExportRef] = field(default_factory=dict)
+    """Each spelling of a line's ``source`` (the file's name as listed, and as Spark's text
+    source writes it: URL-encoded) -> its export and read time
+    (:mod:`pushguard.audit.snapshots`)."""
+    timed: list[DataFrame] = field(default_factory=list)
+    """Rows of :data:`~pushguard.audit.snapshots.SOURCES_DDL` for the BigQuery tables (their
+    read time is read with them)."""
 
 
 def discover(
-    spark: SparkSession, paths: list[str], max_line_bytes: int = DEFAULT_PROBE_BYTES
+    spark: SparkSession,
+    paths: list[str],
+    max_line_bytes: int = DEFAULT_PROBE_BYTES,
+    times: Mapping[str, datetime] | None = None,
 ) -> Inputs:
     """List the files under ``paths`` (files or folders, recursively), sorted, and tell each
     file's shape (:func:`file_shape`, reading at most ``max_line_bytes`` of a first line);
     ``bigquery:`` inputs are looked up through the connector
-    (:func:`pushguard.audit.bigquery.read_input`).
+    (:func:`pushguard.audit.bigquery.read_input`). Each file and table is mapped to its export
+    and read time (:attr:`Inputs.sources`): ``times`` gives the read time of the paths given
+    with ``--snapshot``.
 
     Raises:
         InputError: a path does not exist, or nothing readable is found under it; a BigQuery
-            input is malformed, its table does not exist, or the connector is missing.
+            input is malformed, its table does not exist, or the connector is missing; a file
+            is under two paths given different read times.
     """
     inputs = Inputs()
+    times = times or {}
     for raw in paths:
         if is_bigquery(raw):
             try:
-                inputs.bigquery += read_input(spark, parse_input(raw), NEEDED_TYPES)
+                tables = read_input(spark, parse_input(raw), NEEDED_TYPES)
             except BigQueryInputError as error:
                 raise InputError(str(error)) from None
+            inputs.bigquery += [(source, lines) for source, lines, _ in tables]
+            for source, _, time in tables:
+                _place(inputs, source, ExportRef(source, times.get(raw)), time)
             continue
         fs, path = hadoop_path(spark, raw)
         if not fs.exists(path):
@@ -118,9 +138,30 @@ def discover(
         for name in sorted(found):
             shape = file_shape(spark, name, max_line_bytes)
             (inputs.arrays if shape == DOCUMENT else inputs.ndjson).append(name)
+            ref = ExportRef(export_of(name), times.get(raw))
+            for spelling in (name, str(hadoop_path(spark, name)[1].toUri().toString())):
+                _place(inputs, spelling, ref)
     inputs.skipped_types.sort()
     inputs.skipped_files.sort()
     return inputs
+
+
+def _place(inputs: Inputs, source: str, ref: ExportRef, timed: DataFrame | None = None) -> None:
+    """Record ``source``'s export (``timed``: a table's read time, read with it, unless
+    ``--snapshot`` gave one).
+
+    Raises:
+        InputError: the source is already placed with another read time."""
+    if timed is not None and ref.time is None:
+        inputs.timed.append(timed)
+        return
+    known = inputs.sources.get(source)
+    if known is not None and known.time != ref.time:
+        raise InputError(
+            f"{source}: given twice with different read times ({known.time} and {ref.time}); "
+            "give each export once"
+        )
+    inputs.sources[source] = ref
 
 
 def _walk(fs: Any, status: Any, found: list[str], inputs: Inputs, type_prefix: str = "") -> None:

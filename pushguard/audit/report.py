@@ -80,11 +80,17 @@ def _findings(summary: AuditSummary, rows: list[dict[str, Any]] | None) -> str:
     if rows is None:
         return ""
     found = summary.findings
-    total = sum(found.violations_by_level.values()) + found.excepted + found.undecided
+    total = (
+        sum(found.violations_by_level.values())
+        + found.excepted
+        + found.undecided
+        + found.google_managed
+    )
     changes = summary.baseline
     head = (
         f"<h2>Findings</h2><p>{found.violations:,} violations, {found.excepted:,} excepted, "
-        f"{found.undecided:,} undecided (the export lacks what the rule needs to decide).</p>"
+        f"{found.undecided:,} undecided (the export lacks what the rule needs to decide), "
+        f"{found.google_managed:,} Google-managed (not judged).</p>"
     )
     if changes is not None:
         head += (
@@ -204,6 +210,7 @@ def render(
         ("advisory violations", found.violations_by_level.get("advisory", 0)),
         ("excepted", found.excepted),
         ("undecided", found.undecided),
+        ("Google-managed", found.google_managed),
     ]
     card_html = "".join(
         f'<div class="card"><b>{value:,}</b>{escape(label)}</div>' for label, value in cards
@@ -224,6 +231,7 @@ def render(
 <h2>Worst offenders</h2>
 <table><tr><th>subscription</th><th class=num>mandatory</th><th class=num>all</th>
 <th>rules</th></tr>{worst}</table>
+{_google_managed(summary)}
 {_stacks(summary)}
 <h2>Quarantine</h2>
 <p>{lines.quarantined:,} of {lines.read:,} lines could not be used; each is in
@@ -231,6 +239,23 @@ def render(
 <table><tr><th>reason</th><th class=num>lines</th></tr>{reasons}</table>
 </body></html>
 """
+
+
+def _google_managed(summary: AuditSummary) -> str:
+    """The Google-managed subscriptions per product: set aside, never judged, never counted as
+    violations (:mod:`pushguard.rules.google_managed`)."""
+    found = summary.findings
+    rows = "".join(
+        f"<tr><td>{escape(product)}</td><td class=num>{count:,}</td></tr>"
+        for product, count in found.google_managed_by_product.items()
+    )
+    return f"""<h2>Google-managed subscriptions</h2>
+<p>{found.google_managed:,} push subscriptions that Google creates and configures for its own
+products (a Cloud Build Pub/Sub trigger's, a 1st-gen Cloud Function's), recognised by their
+name and their whole push configuration: no rule judged them and none is a violation. Each is
+in <code>findings.jsonl</code> with status <code>google-managed</code>, naming the product and
+the trigger or function.</p>
+<table><tr><th>product</th><th class=num>subscriptions</th></tr>{rows}</table>"""
 
 
 def _stacks(summary: AuditSummary) -> str:
@@ -258,4 +283,26 @@ def _stacks(summary: AuditSummary) -> str:
 </table>
 <h2>Drift per stack</h2>
 <table><tr><th>stack</th><th class=num>drifted</th><th class=num>deleted out of band</th></tr>
-{drifted}</table>"""
+{drifted}</table>{_stack_snapshots(summary)}"""
+
+
+def _stack_snapshots(summary: AuditSummary) -> str:
+    """The subscriptions several stacks manage, and the stacks given by several state files:
+    the file used and those ignored (:mod:`pushguard.audit.stack_snapshots`)."""
+    stacks = summary.stacks
+    rows = "".join(
+        f"<tr><td><code>{escape(s.stack)}</code></td><td><code>{escape(s.used)}</code> "
+        f"({escape(s.manifest_time or 'no manifest.time')})</td>"
+        f"<td>{'<br>'.join(f'<code>{escape(f)}</code>' for f in s.ignored)}</td></tr>"
+        for s in stacks.snapshots
+    )
+    claimed = (
+        f"<p>{stacks.claimed_by_several_stacks:,} push subscriptions are managed by more than "
+        "one stack (push-state-drift, <code>claimed</code>).</p>"
+    )
+    if not rows:
+        return claimed
+    return f"""{claimed}
+<h2>Stacks given more than once</h2>
+<table><tr><th>stack</th><th>state used (latest manifest.time)</th><th>ignored</th></tr>
+{rows}</table>"""

@@ -26,6 +26,7 @@ PAYLOAD = (
     "ancestors",
     "update_time",
     "parent",
+    "has_resource",
     *(data_column(kind) for kind in RESOURCE_DATA),
     "iam",
     "perimeter",

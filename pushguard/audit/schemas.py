@@ -46,6 +46,7 @@ RUN_SERVICE = "run.googleapis.com/Service"
 FUNCTION_V1 = "cloudfunctions.googleapis.com/CloudFunction"
 FUNCTION_V2 = "cloudfunctions.googleapis.com/Function"
 PERIMETER = "accesscontextmanager.googleapis.com/ServicePerimeter"
+ROLE = "iam.googleapis.com/Role"
 
 RESOURCE_TYPES = frozenset(
     {
@@ -58,6 +59,7 @@ RESOURCE_TYPES = frozenset(
         FUNCTION_V1,
         FUNCTION_V2,
         PERIMETER,
+        ROLE,
     }
 )
 """Asset types whose ``resource`` the audit reads."""
@@ -127,7 +129,7 @@ _PERIMETER_CONFIG = StructType(
 )
 
 SERVICE_PERIMETER = _data(
-    *_strings("name"),
+    *_strings("name"),  # accessPolicies/P/servicePerimeters/S: which copies are one perimeter
     StructField("status", _PERIMETER_CONFIG),
     StructField("spec", _PERIMETER_CONFIG),
 )
@@ -157,6 +159,8 @@ RESOURCE_DATA: dict[str, StructType] = {
         ),
         StructField("enableExactlyOnceDelivery", BooleanType()),
         StructField("deadLetterPolicy", StructType(_strings("deadLetterTopic"))),
+        # the subscription's own topic: with the name, what tells a Google-managed subscription
+        *_strings("topic"),
     ),
     TOPIC: _data(),
     # https://cloud.google.com/iam/docs/reference/rest/v1/projects.serviceAccounts
@@ -174,6 +178,13 @@ RESOURCE_DATA: dict[str, StructType] = {
     FUNCTION_V1: _data(StructField("httpsTrigger", _URL)),
     FUNCTION_V2: _data(StructField("serviceConfig", StructType(_strings("uri", "service")))),
     PERIMETER: SERVICE_PERIMETER,
+    # A custom role (https://cloud.google.com/iam/docs/reference/rest/v1/organizations.roles):
+    # the permissions the grant rules judge a binding of it by. A deleted role's bindings have
+    # no effect (https://cloud.google.com/iam/docs/reference/rest/v1/projects.roles/delete).
+    ROLE: _data(
+        StructField("includedPermissions", ArrayType(StringType())),
+        StructField("deleted", BooleanType()),
+    ),
 }
 """Per asset type, the ``resource.data`` fields the audit reads, and only those: every field
 declared here must have its declared JSON type (a line where one does not is quarantined). A
@@ -198,11 +209,17 @@ IAM_POLICY = _data(
 )
 """An IAM policy (https://cloud.google.com/iam/docs/reference/rest/v1/Policy)."""
 
-GRANT = StructType(_strings("role", "member", "resource", "condition"))
+GRANT = StructType(
+    [
+        *_strings("role", "member", "resource", "condition"),
+        StructField("permissions", ArrayType(StringType())),
+    ]
+)
 """One IAM grant in a joined row, field for field :class:`pushguard.rules.facts.IamGrant`: the
 role, the member, the resource the binding is on (``projects/N``, ``folders/N``,
-``organizations/N`` or the asset's full name) and the condition's title or expression (null for
-an unconditional binding)."""
+``organizations/N`` or the asset's full name), the condition's title or expression (null for
+an unconditional binding) and, for a custom role the export describes, the permissions of
+:data:`~pushguard.rules.iam.IMPERSONATION_PERMISSIONS` it carries (null otherwise)."""
 
 GRANT_FACTS = ("account_grants", "target_grants", "dead_letter_grants", "subscription_grants")
 """The grant columns of a joined row: the grants on the push-auth service account, on the push
@@ -215,7 +232,7 @@ JOINED_SCHEMA = StructType(
     [
         *_strings("asset_name", "project_id", "project_number"),
         StructField("ancestors", ArrayType(StringType()), nullable=False),
-        *_strings("push_endpoint", "push_auth_account", "audience"),
+        *_strings("push_endpoint", "push_auth_account", "audience", "topic"),
         StructField("exactly_once_delivery", BooleanType(), nullable=False),
         *_strings("dead_letter_topic"),
         StructField("in_service_perimeter", BooleanType(), nullable=False),
@@ -230,11 +247,14 @@ JOINED_SCHEMA = StructType(
 
 - ``asset_name``: the subscription's CAI asset name
   (``//pubsub.googleapis.com/projects/P/subscriptions/S``);
-- ``project_id`` (empty when the name has none), ``project_number`` (null when unknown), plain;
+- ``project_id`` (empty when the name has none; when the name holds the project's number, the
+  ID the export's project assets give it, null when none does), ``project_number`` (null when
+  unknown), plain;
 - ``ancestors``: ``projects/N``, ``folders/N``, ..., ``organizations/N``, nearest first (empty
   when unknown, never null);
 - ``push_endpoint`` (null or empty for a pull subscription), ``push_auth_account`` (the OIDC
   token's service account e-mail, lower case), ``audience``: the subscription's push config;
+- ``topic``: the subscription's topic (``projects/P/topics/T``; null when the export omits it);
 - ``exactly_once_delivery`` (false when unset), ``dead_letter_topic`` (``projects/P/topics/T``);
 - ``in_service_perimeter``: the project is in a perimeter that restricts Pub/Sub;
 - ``service_perimeters``: the names of those perimeters, sorted (empty when none, never null);

@@ -8,8 +8,12 @@ find_state_files`: ``pulumi stack export`` files, folders of them, self-managed 
 out). Only the list of file names is made on the driver; the files are distributed to the
 executors (a path per element, read there with the same bounded reader analyze uses, so the
 paths must be readable where the executors run: local mode, or a file system every executor
-mounts), parsed there and flat-mapped into rows. Nothing per stack comes back to the driver but
-the counts and the first few unreadable files (:func:`check_records`).
+mounts), parsed there and flat-mapped into rows. What comes back to the driver is one small row per
+state file (its stack's location, name, ``manifest.time``, a digest and counts of its
+subscription records) and the unreadable files (:func:`check_records`): the driver decides which
+files are the stacks and which are older snapshots or copies
+(:mod:`pushguard.audit.stack_snapshots`), and only the used files' records are matched
+(:func:`used_records`).
 
 A state that cannot be read (not JSON, a version above 4, a resource without
 a URN...) is a row with its ``problem``; :func:`check_records` raises :class:`StacksInputError`
@@ -22,14 +26,23 @@ counted, as analyze skips it; named on the command line, it is an error.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pushguard.audit.read import InputError
+from pushguard.audit.stack_snapshots import (
+    StateChoice,
+    StateConflictError,
+    StateFile,
+    choose_states,
+    manifest_time,
+    records_digest,
+    state_location,
+)
 from pushguard.state.document import deployment_of, organization
 from pushguard.state.files import NotStateError, StateFileError, find_state_files, load_json
 from pushguard.state.subscriptions import (
@@ -44,7 +57,8 @@ STACK_RECORDS_DDL = (
     "path string, project_id string, stack string, urn string, file string, "
     "push_endpoint string, push_auth_account string, audience string, no_wrapper boolean, "
     "write_metadata boolean, attributes array<string>, not_checked array<string>, "
-    "secret array<string>, problem string, problem_kind string"
+    "secret array<string>, problem string, problem_kind string, state boolean, "
+    "location string, manifest_time string, digest string, records int, without_path int"
 )
 """One row per subscription resource of a state (``problem`` null; per subscription of a
 Deployment Manager deployment, its ``urn`` the deployment's followed by ``#RESOURCE``, and one
@@ -55,7 +69,10 @@ file found in a folder that is not Pulumi state). ``path`` is ``projects/P/subsc
 fully qualified name (``organization/project/stack``; ``project/stack`` for a ``pulumi stack
 export`` file, which does not name its organisation); the push settings are those
 :func:`pushguard.state.subscriptions.recorded_subscriptions` reads; ``not_checked`` the settings
-held encrypted (or unknown) and ``secret`` those read from a ``--show-secrets`` plaintext."""
+held encrypted (or unknown) and ``secret`` those read from a ``--show-secrets`` plaintext.
+Each readable state file also gives one row with ``state`` true (no path, no URN): its ``stack``
+name, ``location``, ``manifest_time``, ``digest``, ``records`` and ``without_path``
+(:class:`~pushguard.audit.stack_snapshots.StateFile`)."""
 
 MAX_LISTED_PROBLEMS = 10
 """How many unreadable state files the error names (the count names them all)."""
@@ -96,8 +113,26 @@ def state_files(paths: Iterable[str]) -> StateFiles:
     return StateFiles([(str(f), str(f) in named) for f in found], len(skipped))
 
 
+_STATE_COLUMNS = 6
+"""The columns of :data:`STACK_RECORDS_DDL` after ``problem_kind``, set on a state row only."""
+
+
 def _problem(file: str, message: str, kind: str = "error") -> tuple[Any, ...]:
-    return (None,) * 4 + (file,) + (None,) * 8 + (message, kind)
+    return (None,) * 4 + (file,) + (None,) * 8 + (message, kind) + (None,) * _STATE_COLUMNS
+
+
+def _state_row(
+    file: str, stack: str, deployment: Any, rows: list[tuple[Any, ...]]
+) -> tuple[Any, ...]:
+    """The state row of a readable file (:data:`STACK_RECORDS_DDL`)."""
+    digest = records_digest(row[:4] + row[5:13] for row in rows)  # the file left out
+    without_path = sum(1 for row in rows if row[0] is None)
+    return (
+        (None, None, stack, None, file)
+        + (None,) * 10
+        + (True, state_location(file), manifest_time(file, deployment), digest)
+        + (len(rows), without_path)
+    )
 
 
 def _qualified(document: dict[str, Any], resources: list[Any], file: str) -> str:
@@ -177,6 +212,7 @@ def records_of_file(file: str, named: bool) -> Iterator[tuple[Any, ...]]:
                 resource["type"], resource.get("id") or "", resource.get("outputs")
             ):
                 rows.append(_row(recorded, stack, resource["urn"], file))
+        rows.append(_state_row(file, stack, deployment, rows))
     except NotStateError as error:
         yield _problem(file, error.message, "error" if named else "skipped")
         return
@@ -210,6 +246,7 @@ def _row(recorded: RecordedSubscription, stack: str, urn: str, file: str) -> tup
         list(recorded.secret),
         None,
         None,
+        *(None,) * _STATE_COLUMNS,
     )
 
 
@@ -223,80 +260,99 @@ def read_records(
     context = spark.sparkContext
     slices = max(1, min(len(files.files), context.defaultParallelism * 4))
     rdd = context.parallelize(files.files, slices).flatMap(lambda item: records_of_file(*item))
-    return keep(one_per_resource(spark.createDataFrame(rdd, STACK_RECORDS_DDL)))
+    return keep(spark.createDataFrame(rdd, STACK_RECORDS_DDL))
 
 
-def one_per_resource(records: DataFrame) -> DataFrame:
-    """``records`` with one row per stack resource (fully qualified stack and URN): the same
-    state read twice (a copy, a symlink, a ``.json.gz`` beside the ``.json``) gives its
-    resources once, from the first file by name, so each finding is reported once under its
-    ``finding_id``. Problem rows are all kept. Lazy."""
-    first = F.row_number().over(Window.partitionBy("stack", "urn").orderBy("file"))
-    problems = records.filter(F.col("problem").isNotNull())
-    resources = records.filter(F.col("problem").isNull())
-    return problems.unionByName(
-        resources.withColumn("first", first).filter(F.col("first") == 1).drop("first")
+def used_records(records: DataFrame, used: dict[str, str]) -> DataFrame:
+    """The subscription records of the ``used`` files only (older snapshots and copies left
+    out: :func:`~pushguard.audit.stack_snapshots.choose_states`), each ``stack`` the name its
+    stack is reported under (``used``: file -> name). Lazy."""
+    spark = records.sparkSession
+    names = spark.createDataFrame(sorted(used.items()), "file string, reported string")
+    return (
+        records.filter(F.col("problem").isNull() & ~F.coalesce(F.col("state"), F.lit(False)))
+        .join(F.broadcast(names), on="file")
+        .withColumn("stack", F.col("reported"))
+        .drop("reported")
     )
 
 
 @dataclass(frozen=True)
 class RecordCounts:
-    """What reading the states gave: state files read, subscription records (and of them
-    those without a path), files skipped (not state)."""
+    """What reading the states gave: state files read, subscription records of the stacks
+    used (and of them those without a path), files skipped (not state), and which files are
+    the stacks (:class:`~pushguard.audit.stack_snapshots.StateChoice`)."""
 
     states: int
     records: int
     without_path: int
     skipped: int
+    choice: StateChoice = field(default_factory=lambda: StateChoice({}, []))
 
 
 def check_records(records: DataFrame, files: StateFiles) -> RecordCounts:
-    """Count the records and fail closed on unreadable states (one Spark job; what comes back
-    is a few counts and at most :data:`MAX_LISTED_PROBLEMS` problems).
+    """Count the records, fail closed on unreadable states, and choose the state files that
+    are the stacks (one Spark job; what comes back is one small row per state file and the
+    problems).
 
     Raises:
-        StacksInputError: some state files cannot be read: the count, and the first
-            :data:`MAX_LISTED_PROBLEMS` by file name, each with its cause.
+        StacksInputError: some state files cannot be read (the count, and the first
+            :data:`MAX_LISTED_PROBLEMS` by file name, each with its cause); two snapshots of
+            one stack cannot be ordered; or no file is Pulumi state.
     """
-    kind = F.coalesce("problem_kind", F.lit("record"))
     rows = (
-        records.groupBy(kind.alias("kind"))
-        .agg(
-            F.count(F.lit(1)).alias("rows"),
-            F.count(F.when(F.col("path").isNull(), 1)).alias("without_path"),
-            F.slice(
-                F.sort_array(
-                    F.collect_list(  # the problems only: a record row adds nothing (null)
-                        F.when(F.col("problem").isNotNull(), F.struct("file", "problem"))
-                    )
-                ),
-                1,
-                MAX_LISTED_PROBLEMS,
-            ).alias("first"),
+        records.filter(F.col("state") | F.col("problem").isNotNull())
+        .select(
+            "file",
+            "stack",
+            "problem",
+            "problem_kind",
+            "state",
+            "location",
+            "manifest_time",
+            "digest",
+            "records",
+            "without_path",
         )
         .collect()
     )
-    by_kind = {row["kind"]: row for row in rows}
-    errors = by_kind.get("error")
-    if errors is not None:
-        listed = "; ".join(f"{p['file']}: {p['problem']}" for p in errors["first"])
-        more = errors["rows"] - len(errors["first"])
+    errors = sorted((r["file"], r["problem"]) for r in rows if r["problem_kind"] == "error")
+    if errors:
+        listed = "; ".join(f"{file}: {problem}" for file, problem in errors[:MAX_LISTED_PROBLEMS])
+        more = len(errors) - MAX_LISTED_PROBLEMS
         raise StacksInputError(
-            f"--stacks: {errors['rows']} state file(s) cannot be read, so no stack's "
+            f"--stacks: {len(errors)} state file(s) cannot be read, so no stack's "
             f"management is presumed: {listed}" + (f"; and {more} more" if more > 0 else "")
         )
-    record = by_kind.get("record")
-    skipped = by_kind.get("skipped")
-    walked_skips = skipped["rows"] if skipped is not None else 0
+    walked_skips = sum(1 for r in rows if r["problem_kind"] == "skipped")
     if len(files.files) == walked_skips:
         raise StacksInputError(
             f"--stacks: no Pulumi state among the {walked_skips + files.skipped} JSON file(s) "
             "found (none is a `pulumi stack export` file or a backend checkpoint), so no "
             "stack's management can be checked"
         )
+    states = [
+        StateFile(
+            r["file"],
+            r["location"],
+            r["stack"],
+            r["manifest_time"],
+            r["digest"],
+            r["records"],
+            r["without_path"],
+        )
+        for r in rows
+        if r["state"]
+    ]
+    try:
+        choice = choose_states(states)
+    except StateConflictError as error:
+        raise StacksInputError(f"--stacks: {error}") from None
+    used = [s for s in states if s.file in choice.used]
     return RecordCounts(
         states=len(files.files) - walked_skips,
-        records=record["rows"] if record is not None else 0,
-        without_path=record["without_path"] if record is not None else 0,
+        records=sum(s.records for s in used),
+        without_path=sum(s.without_path for s in used),
         skipped=files.skipped + walked_skips,
+        choice=choice,
     )

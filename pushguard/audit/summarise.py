@@ -31,9 +31,14 @@ def _per(counts: list[FindingCount], status: str, key: str) -> dict[str, int]:
     return dict(sorted(totals.items()))
 
 
-def finding_totals(counts: list[FindingCount]) -> FindingCounts:
+def finding_totals(
+    counts: list[FindingCount], google_managed: dict[str, int] | None = None
+) -> FindingCounts:
     """Violations and undecided findings (status ``unknown``), by rule and by level; excepted
-    findings (status ``excepted``) by rule; violations whose exception expired."""
+    findings (status ``excepted``) by rule; violations whose exception expired; the
+    Google-managed subscriptions per product (``google_managed``,
+    :attr:`~pushguard.audit.aggregates.Aggregates.google_managed`)."""
+    by_product = dict(sorted((google_managed or {}).items()))
     by_rule = _per(counts, "violation", "rule_id")
     undecided_by_rule = _per(counts, "unknown", "rule_id")
     excepted_by_rule = _per(counts, "excepted", "rule_id")
@@ -48,6 +53,8 @@ def finding_totals(counts: list[FindingCount]) -> FindingCounts:
         expired_exceptions=sum(
             c.findings for c in counts if c.status == "violation" and c.exception_state == "expired"
         ),
+        google_managed=sum(by_product.values()),
+        google_managed_by_product=by_product,
     )
 
 
@@ -73,7 +80,7 @@ def summarise(
         subscriptions=SubscriptionCounts(
             evaluated=aggregates.subscriptions, push=aggregates.push_subscriptions
         ),
-        findings=finding_totals(aggregates.finding_counts),
+        findings=finding_totals(aggregates.finding_counts, aggregates.google_managed),
         settings=AuditSettings(
             include_dry_run_perimeters=options.include_dry_run,
             max_line_bytes=options.max_line_bytes,

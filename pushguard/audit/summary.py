@@ -61,7 +61,8 @@ class SubscriptionCounts(_Part):
 
 
 class FindingCounts(_Part):
-    """Findings (rows of ``findings.parquet``) by status."""
+    """Findings (rows of ``findings.parquet``) by status, and the Google-managed
+    subscriptions."""
 
     violations: int
     """Findings with status ``violation``."""
@@ -81,6 +82,13 @@ class FindingCounts(_Part):
     """Excepted findings per rule ID (absent when none)."""
     expired_exceptions: int = 0
     """Violations whose exception expired (counted in ``violations`` again)."""
+    google_managed: int = 0
+    """Subscriptions Google creates and configures for its own products, which no rule judges
+    (:mod:`pushguard.rules.google_managed`): one row of status ``google-managed`` each, never a
+    violation."""
+    google_managed_by_product: dict[str, int] = {}
+    """Google-managed subscriptions per product (``Cloud Build``, ``Cloud Functions (1st
+    gen)``; absent when none)."""
 
 
 class UnusedException(_Part):
@@ -94,8 +102,8 @@ class UnusedException(_Part):
     """Its last day (``YYYY-MM-DD``)."""
     why: str
     """Why it matched nothing: the policy is disabled, its rule needs ``--stacks``, the audit
-    does not match URNs or trigger paths, the subscription is not in the export, or the
-    subscription has no finding of the policy (the risk may be gone)."""
+    does not match URNs or trigger paths, the subscription is Google-managed, it is not in the
+    export, or it has no finding of the policy (the risk may be gone)."""
 
 
 class ExceptionUse(_Part):
@@ -141,6 +149,20 @@ class ProjectManagement(_Part):
     unmanaged: int
 
 
+class StackSnapshot(_Part):
+    """A stack given by more than one state file (:mod:`pushguard.audit.stack_snapshots`): the
+    file used and those ignored."""
+
+    stack: str
+    """The stack, as findings name it (``NAME (LOCATION)`` when another stack has its name)."""
+    used: str
+    """The state file used: the latest ``manifest.time``."""
+    manifest_time: str | None = None
+    """That file's ``manifest.time`` (UTC); null when it has none."""
+    ignored: list[str] = []
+    """Its older snapshots and the copies of its states, not read for the rules."""
+
+
 STACKS_NOT_CHECKED = "not checked: no --stacks given (push-unmanaged and push-state-drift)"
 
 
@@ -171,6 +193,37 @@ class StacksCounts(_Part):
     state (``push-state-drift``)."""
     deleted_by_stack: dict[str, int] = {}
     """Per stack, the subscriptions it holds that were deleted out of band."""
+    claimed_by_several_stacks: int = 0
+    """Subscriptions that more than one given stack manages (each a ``push-state-drift``
+    finding with ``fields`` ``claimed``): every deployment of one resets the others' settings."""
+    snapshots: list[StackSnapshot] = []
+    """The stacks given by more than one state file: which was used, which ignored."""
+
+
+class ExportRead(_Part):
+    """One export read (:mod:`pushguard.audit.snapshots`): a file, the folder of a
+    per-asset-type export, or a BigQuery table."""
+
+    export: str
+    """The export (``file:`` left out)."""
+    read_time: str | None = None
+    """Its read time (UTC, RFC 3339), from ``--snapshot`` or a partitioned table; null when not
+    given: it cannot be ordered against another export of the same assets."""
+    scopes: dict[str, str | None] = {}
+    """Per content it holds (``resource``, ``iam``, ``perimeter``), its scope: the deepest
+    ancestor of all its assets of that content (the parent it was exported from); null when
+    one has no ``ancestors``: it then covers only the assets it lists."""
+
+
+class SnapshotCounts(_Part):
+    """Which exports were read, and what the newer ones say of the older ones' assets."""
+
+    exports: list[ExportRead] = []
+    """Every export read, by name."""
+    not_in_newest_export_by_type: dict[str, int] = {}
+    """Per asset type, the assets an older export lists and the newest export covering them
+    does not (deleted since, an IAM policy removed, a perimeter deleted): not evaluated (absent
+    when none)."""
 
 
 class AuditSummary(_Part):
@@ -185,10 +238,13 @@ class AuditSummary(_Part):
     assets_by_type: dict[str, int]
     """Parsed lines per asset type (every type read, whether or not a rule uses it)."""
     superseded_by_type: dict[str, int]
-    """Per asset type the audit reads, the copies of an asset (a resource or an IAM policy)
-    that a newer copy of the same asset superseded: an asset listed more than once is evaluated
-    once, in the copy with the greatest ``update_time`` (ties: the first by file and line);
-    absent when none."""
+    """Per asset type the audit reads, the copies of an asset (a resource, an IAM policy, a
+    service perimeter) not evaluated because another copy of the same asset is: the copy of the
+    newest snapshot that covers it (:mod:`pushguard.audit.snapshots`), one of several identical
+    copies (a file given twice); absent when none."""
+    snapshots: SnapshotCounts = SnapshotCounts()
+    """The exports read, each with its read time and scope, and the assets gone from the newest
+    export that covers them."""
     subscriptions: SubscriptionCounts
     """Subscriptions evaluated."""
     findings: FindingCounts

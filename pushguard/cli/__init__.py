@@ -14,7 +14,6 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 from typer.exceptions import TyperException
 
 from pushguard import __version__
@@ -26,6 +25,8 @@ from pushguard.cli.exit import (
     write_usage_report,
 )
 from pushguard.cli.extras import require_extra
+from pushguard.cli.help import UncutCommand, UncutGroup
+from pushguard.cli.rules_view import print_rules
 from pushguard.preview.limits import DEFAULT_TIMEOUT
 from pushguard.rules import RULES
 from pushguard.rules.docs import rules_markdown
@@ -35,6 +36,8 @@ app = typer.Typer(
     help="Safe Google Cloud Pub/Sub push subscriptions: rules, policy pack, preview, audit.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
+    cls=UncutGroup,
+    rich_markup_mode=None,  # click's plain help, never cut (pushguard/cli/help.py)
 )
 
 
@@ -46,7 +49,7 @@ class RulesFormat(StrEnum):
     JSON = "json"
 
 
-@app.command("rules")
+@app.command("rules", cls=UncutCommand)
 def rules_command(
     output_format: Annotated[
         RulesFormat, typer.Option("--format", "-f", help="text, markdown or json")
@@ -72,12 +75,7 @@ def rules_command(
         ]
         typer.echo(json.dumps(data, indent=2))
         return
-    table = Table(title="pushguard rules", show_lines=False)
-    for column in ("ID", "level", "severity", "applies", "title"):
-        table.add_column(column)
-    for r in RULES:
-        table.add_row(r.id, r.default_level.value, r.severity, r.where, r.title)
-    Console().print(table)
+    print_rules(Console(), RULES)
 
 
 PolicyPackOption = Annotated[
@@ -104,7 +102,7 @@ DebugOption = Annotated[
 """The options ``pushguard preview`` and ``pushguard analyze`` share."""
 
 
-@app.command("preview")
+@app.command("preview", cls=UncutCommand)
 def preview_command(  # noqa: PLR0917 - typer maps parameters to options
     program_dir: Annotated[
         Path | None,
@@ -149,7 +147,7 @@ def preview_command(  # noqa: PLR0917 - typer maps parameters to options
     finish("preview", report, output_format, output, [policy_config])
 
 
-@app.command("analyze")
+@app.command("analyze", cls=UncutCommand)
 def analyze_command(  # noqa: PLR0917 - typer maps parameters to options
     state_paths: Annotated[
         list[Path],
@@ -201,7 +199,7 @@ class FailOn(StrEnum):
     NEVER = "never"
 
 
-@app.command("audit")
+@app.command("audit", cls=UncutCommand)
 def audit_command(  # noqa: PLR0917 - typer maps parameters to options
     out: Annotated[str, typer.Option("--out", help="Output folder (local or a URI).")],
     export_paths: Annotated[
@@ -248,6 +246,16 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
             "(push-unmanaged) and which differ from their stack's state (push-state-drift).",
         ),
     ] = None,
+    snapshots: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--snapshot",
+            metavar="TIME=PATH",
+            help="An export (file, folder or bigquery: table) and its read time, RFC 3339 "
+            "(repeatable): of several exports of the same assets, the newest that covers an "
+            "asset decides whether and how it is evaluated.",
+        ),
+    ] = None,
     debug: DebugOption = False,
 ) -> None:
     """Audit every Pub/Sub push subscription in Cloud Asset Inventory exports (Spark).
@@ -273,18 +281,22 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
             inputs=input_tables or [],
             baseline=baseline,
             stacks=stacks or [],
+            snapshots=snapshots or [],
         ),
         debug=debug,
     )
 
 
 pack_app = typer.Typer(
-    help="The CrossGuard policy pack, for `pulumi policy publish`.", no_args_is_help=True
+    help="The CrossGuard policy pack, for `pulumi policy publish`.",
+    no_args_is_help=True,
+    cls=UncutGroup,
+    rich_markup_mode=None,
 )
 app.add_typer(pack_app, name="pack")
 
 
-@pack_app.command("build")
+@pack_app.command("build", cls=UncutCommand)
 def pack_build_command(
     folder: Annotated[
         Path, typer.Argument(help="Where to write the pack (an empty folder or a new one).")

@@ -1,6 +1,6 @@
 """Which extra each command needs, checked before the command imports it.
 
-The base install (``pip install pushguard``) has the rules, the policy config and this command's
+The base install (pushguard without extras) has the rules, the policy config and this command's
 shell; Pulumi (``pulumi``, ``pulumi-gcp``, ``pulumi-policy`` and the gRPC they bring) is the
 ``pulumi`` extra, Spark the ``audit`` extra, so that a push endpoint installs ``receiver`` alone
 and an audit cluster ``audit`` alone (pyproject.toml). A command run without its extra is a failed
@@ -13,6 +13,8 @@ import importlib.util
 from typing import Final
 
 import typer
+
+from pushguard._about import project_url
 
 EXTRA_MODULES: Final[dict[str, tuple[str, ...]]] = {
     "pulumi": ("pulumi", "pulumi_gcp", "pulumi_policy", "grpc", "ahocorasick"),
@@ -38,8 +40,10 @@ def require_extra(command: str, extra: str) -> None:
     """Return when ``extra`` is installed; else print one line naming it and exit 2.
 
     ``command`` is the subcommand's name (``preview``), used in the line:
-    ``pushguard preview: error: needs pulumi_gcp, which is not installed: pip install
-    "pushguard[pulumi]" ...``.
+    ``pushguard preview: error: needs pulumi_gcp, which is not installed: install the "pulumi"
+    extra: pip install "pushguard[pulumi] @ git+https://github.com/pushguard/pushguard@REF" ...``:
+    the repository and a pinned ref (docs/install.md), never the bare name, which the package
+    index would answer with whatever someone publishes under it.
 
     Raises:
         typer.Exit: code 2 when a module of the extra is missing.
@@ -47,9 +51,11 @@ def require_extra(command: str, extra: str) -> None:
     module = missing_module(extra)
     if module is None:
         return
+    repository = project_url("Repository")
     typer.echo(
         f"pushguard {command}: error: needs {module}, which is not installed: install the "
-        f'"{extra}" extra: pip install "pushguard[{extra}]" (from a clone of the repository: '
+        f'"{extra}" extra: pip install "pushguard[{extra}] @ git+{repository}@REF" (REF: the '
+        f"commit or tag you installed, see docs/install.md; from a clone of the repository: "
         f'pip install ".[{extra}]"; everything: pip install -e ".[dev]")',
         err=True,
     )

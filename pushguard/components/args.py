@@ -37,7 +37,9 @@ class PushTargetArgs(TypedDict):
     """Cloud Run service, 1st- or 2nd-gen Cloud Function, or external endpoint."""
     name: NotRequired[pulumi.Input[str]]
     """Service or function name (short name). Required unless ``kind`` is ``external``. For a
-    2nd-gen function, the function name (its Cloud Run service has the same name)."""
+    2nd-gen function, the function name (letters, digits, ``-`` and ``_``); the invoker grant is
+    on its Cloud Run service, named after it in lower case with each ``_`` a ``-``
+    (``renderInvoice``: ``renderinvoice``)."""
     location: NotRequired[pulumi.Input[str]]
     """Region of the service or function, e.g. ``europe-west1``. Required unless external."""
     project: NotRequired[pulumi.Input[str]]
@@ -85,14 +87,15 @@ class PushSubscriptionArgs(TypedDict):
     """The topic to subscribe to: ``projects/P/topics/T`` or a topic ID in ``project``."""
     push_endpoint: pulumi.Input[str]
     """The HTTPS URL Pub/Sub pushes to (checked by ``push-endpoint-https`` and, in a perimeter,
-    ``push-vpcsc-default-url``)."""
+    ``push-vpcsc-default-url``). For a 2nd-gen function, its Cloud Run URI (pulumi-gcp's
+    ``service_config.uri``), not its cloudfunctions.net ``url``, which is refused."""
     target: PushTargetArgs
     """The service behind the endpoint; decides the invoker binding."""
     project: NotRequired[pulumi.Input[str]]
     """Project ID of the subscription; defaults to the ``gcp:project`` config."""
     project_number: NotRequired[pulumi.Input[str]]
-    """Project number (names the Pub/Sub service agent); looked up with
-    ``gcp.organizations.get_project`` when omitted."""
+    """Project number (names the Pub/Sub service agent); looked up from ``project`` when
+    omitted."""
     subscription_name: NotRequired[pulumi.Input[str]]
     """Subscription ID (3 to 255 characters of letters, digits and ``- _ . ~ + %``, starts with a
     letter, not ``goog``). Omitted: generated from the name, unique per project, stack and
@@ -121,10 +124,13 @@ class PushSubscriptionArgs(TypedDict):
     retain_acked_messages: NotRequired[pulumi.Input[bool]]
     """Keep acknowledged messages for the retention duration (for seek)."""
     expiration_ttl: NotRequired[pulumi.Input[str]]
-    """Delete the subscription after this much inactivity (at least ``"86400s"``); ``""`` never
-    expires. Omitted: Pub/Sub's default (31 days), or never while ``paused``."""
+    """Delete the subscription after this much inactivity: at least ``"86400s"`` and not shorter
+    than the message retention duration (7 days unless set); ``""`` never expires. Omitted: never
+    expires (Pub/Sub's own default would delete it after 31 days without activity)."""
     filter: NotRequired[pulumi.Input[str]]
-    """Message filter on attributes, at most 256 bytes (immutable after creation)."""
+    """Message filter on attributes in Pub/Sub's filter syntax (``attributes.type = "paid"``), at
+    most 256 bytes. Google cannot change a subscription's filter: a changed filter replaces the
+    subscription, and its undelivered messages are not in the new one."""
     enable_message_ordering: NotRequired[pulumi.Input[bool]]
     """Deliver messages with the same ordering key in order."""
     retry_policy: NotRequired[RetryPolicyArgs]
@@ -134,8 +140,7 @@ class PushSubscriptionArgs(TypedDict):
     paused: NotRequired[bool]
     """Stop push delivery by turning the subscription into a pull subscription (empty push
     config); set back to false to resume. Messages accumulate meanwhile, for the message
-    retention duration (default 7 days); the subscription does not expire while paused unless
-    ``expiration_ttl`` is set. In a perimeter, needs ``accept_backlog_loss``."""
+    retention duration (default 7 days). In a perimeter, needs ``accept_backlog_loss``."""
     token_creator_grant: NotRequired[TokenCreatorGrant]
     """Where the Pub/Sub service agent gets token creator (default: on the push-auth account)."""
     deployers: NotRequired[Sequence[str]]

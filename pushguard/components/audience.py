@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
+from pushguard.components.endpoints import endpoint_problems, target_service
 from pushguard.components.spec import DEFERRED, PushSubscriptionSpec
 from pushguard.rules.endpoint import (
     EndpointError,
@@ -110,8 +111,10 @@ def target_problems(spec: PushSubscriptionSpec) -> list[tuple[str, str]]:
       ``target.custom_audiences``: it becomes the audience, and Cloud Run accepts only its
       run.app URLs or configured custom audiences
       (https://cloud.google.com/run/docs/configuring/custom-audiences).
-    - A ``run.app`` endpoint of another service than ``target.name``: the invoker grant would be
-      on one service and the audience another's.
+    - A ``run.app`` endpoint of another service than the target's (``target.name``, for a
+      2nd-gen function its service name): the invoker grant would be on one service and the
+      audience another's; a deterministic one of another region or project, and a 2nd-gen
+      function's cloudfunctions.net URL (:func:`~pushguard.components.endpoints.endpoint_problems`).
     - A 1st-gen function with a ``run.app`` endpoint (1st-gen functions are served at
       ``REGION-PROJECT.cloudfunctions.net``; https://cloud.google.com/functions/docs/calling/http),
       or a ``cloudfunctions.net`` endpoint of another function, region or project than ``target``
@@ -119,63 +122,75 @@ def target_problems(spec: PushSubscriptionSpec) -> list[tuple[str, str]]:
     - A 1st-gen function inside a service perimeter: only Cloud Run default URLs work there
       (https://cloud.google.com/pubsub/docs/push#vpc-service-controls).
     """
-    target, problems = spec.target, []
-    kind = target.kind
+    kind = spec.target.kind
     if kind in _RUN_KINDS:
-        if _known(target.url) and run_app_origin(target.url) is None:
-            configured = target.custom_audiences
-            if not _deferred(configured) and not (configured and target.url in configured):
-                problems.append(
-                    (
-                        "target.url",
-                        f"{target.url!r} is not a run.app URL of the service, and it becomes the "
-                        "token's audience, which Cloud Run accepts only for its run.app URLs or "
-                        "a custom audience configured on the service: set target.url to the "
-                        "service's run.app URL (its uri output), or list this URL in "
-                        "target.custom_audiences if the service is configured with it",
-                    )
-                )
-        service = run_app_service(spec.push_endpoint)
-        if service is not None and _known(target.name) and service != target.name:
-            problems.append(
-                (
-                    "target.name",
-                    f"is {target.name!r} but the push endpoint is the run.app URL of service "
-                    f"{service!r}: the invoker grant would be on one service and the token's "
-                    "audience another's; set target.name to the service the endpoint serves",
-                )
-            )
+        return _run_target_problems(spec)
     if kind is TargetKind.CLOUD_FUNCTION_V1:
-        if spec.in_service_perimeter:
+        return _function_v1_problems(spec)
+    return []
+
+
+def _run_target_problems(spec: PushSubscriptionSpec) -> list[tuple[str, str]]:
+    target, problems = spec.target, []
+    if _known(target.url) and run_app_origin(target.url) is None:
+        configured = target.custom_audiences
+        if not _deferred(configured) and not (configured and target.url in configured):
             problems.append(
                 (
-                    "target.kind",
-                    "cloud-function-v1 is refused inside a service perimeter: only Cloud Run "
-                    "default run.app URLs work there (use a 2nd-gen function, kind "
-                    "cloud-function-v2, and its run.app URL)",
+                    "target.url",
+                    f"{target.url!r} is not a run.app URL of the service, and it becomes the "
+                    "token's audience, which Cloud Run accepts only for its run.app URLs or "
+                    "a custom audience configured on the service: set target.url to the "
+                    "service's run.app URL (its uri output), or list this URL in "
+                    "target.custom_audiences if the service is configured with it",
                 )
             )
-        if run_app_origin(spec.push_endpoint) is not None:
-            problems.append(
-                (
-                    "push_endpoint",
-                    "is a run.app URL, but a 1st-gen function (kind cloud-function-v1) is served "
-                    "only at https://REGION-PROJECT.cloudfunctions.net/NAME; a function with a "
-                    "run.app URL is 2nd gen: set target.kind to cloud-function-v2",
-                )
+    service, expected = run_app_service(spec.push_endpoint), target_service(spec)
+    if service is not None and _known(expected) and service != expected:
+        named = "" if expected == target.name else f" (its Cloud Run service {expected!r})"
+        problems.append(
+            (
+                "target.name",
+                f"is {target.name!r}{named} but the push endpoint is the run.app URL of service "
+                f"{service!r}: the invoker grant would be on one service and the token's "
+                "audience another's; set target.name to the service the endpoint serves",
             )
-        found, expected = _function_url(spec.push_endpoint), service_url(spec)
-        # A domain-scoped project (example.com:acme) has no documented function host: not judged.
-        if found is not None and _known(expected) and ":" not in expected[6:] and found != expected:
-            problems.append(
-                (
-                    "target",
-                    f"the push endpoint is the function {found}, but target (location, project "
-                    f"or else the subscription's project, name) gives {expected}: the invoker "
-                    "grant and the audience would be another function's; set target.project, "
-                    "target.location and target.name to the endpoint's function",
-                )
+        )
+    return problems + endpoint_problems(spec)
+
+
+def _function_v1_problems(spec: PushSubscriptionSpec) -> list[tuple[str, str]]:
+    problems = []
+    if spec.in_service_perimeter:
+        problems.append(
+            (
+                "target.kind",
+                "cloud-function-v1 is refused inside a service perimeter: only Cloud Run "
+                "default run.app URLs work there (use a 2nd-gen function, kind "
+                "cloud-function-v2, and its run.app URL)",
             )
+        )
+    if run_app_origin(spec.push_endpoint) is not None:
+        problems.append(
+            (
+                "push_endpoint",
+                "is a run.app URL, but a 1st-gen function (kind cloud-function-v1) is served "
+                "only at https://REGION-PROJECT.cloudfunctions.net/NAME; a function with a "
+                "run.app URL is 2nd gen: set target.kind to cloud-function-v2",
+            )
+        )
+    found, expected = _function_url(spec.push_endpoint), service_url(spec)
+    # A domain-scoped project (example.com:acme) has no documented function host: not judged.
+    if found is not None and _known(expected) and ":" not in expected[6:] and found != expected:
+        problems.append(
+            (
+                "target",
+                f"the push endpoint is the function {found}, but target (location, project "
+                f"or else the subscription's project, name) gives {expected}: the invoker "
+                "grant and the audience would be another function's; set target.project, "
+                "target.location and target.name to the endpoint's function",
+            )
+        )
     return problems
 
 

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import enum
 import inspect
+import json
 import re
 import typing
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, NotRequired, Required, is_typeddict
 
 import pulumi
@@ -45,9 +47,40 @@ SPECS: typing.Final[Mapping[type, type[BaseModel]]] = {
 """Each args ``TypedDict`` and the pydantic model that validates it (for the defaults)."""
 
 HEADER: typing.Final = (
-    "| input | other languages | type | required | may be an Output | default | description |",
-    "|---|---|---|---|---|---|---|",
+    "| input | description |",
+    "|---|---|",
 )
+
+
+@dataclass(frozen=True)
+class InputRow:
+    """One input of the table: its names, its value's type and what the component does with it."""
+
+    path: str
+    """The Python name, dotted for a nested field (``dead_letter.max_delivery_attempts``)."""
+    other: str
+    """The name in the package schema, for other languages (``deadLetter.maxDeliveryAttempts``)."""
+    type: str
+    """The value's type, as Markdown."""
+    required: bool
+    plain: bool
+    """Must be a plain value (it decides which resources exist), never a Pulumi Output."""
+    default: str
+    """The default the component applies, as Markdown (``""``: none of its own)."""
+    description: str
+    """The field's docstring, as Markdown."""
+
+    def markdown(self) -> str:
+        """The row: in the first cell the Python name, the other languages' name and the type
+        with its qualifiers, one per line; then the description."""
+        facts = [
+            self.type,
+            *(["required"] if self.required else []),
+            *(["plain"] if self.plain else []),
+            *([f"default {self.default}"] if self.default else []),
+        ]
+        first = f"`{self.path}`<br>`{self.other}`<br>{' · '.join(facts)}"
+        return f"| {first} | {self.description} |"
 
 
 def _markdown(text: str) -> str:
@@ -108,11 +141,13 @@ def _default_text(model: type[BaseModel], name: str) -> str:
     if default is None or default is PydanticUndefined or default == ():
         return ""
     if isinstance(default, enum.Enum):
-        return f'`"{default.value}"`'
-    return f"`{default!r}`"
+        default = default.value
+    return f"`{json.dumps(default)}`"
 
 
-def _rows(cls: type, prefix: str) -> Iterator[str]:
+def input_rows(cls: type = PushSubscriptionArgs, prefix: str = "") -> Iterator[InputRow]:
+    """One :class:`InputRow` per field of the args ``cls``, each nested object's fields after
+    it (``target``, then ``target.kind``)."""
     # The raw annotations: ``typing.get_type_hints`` cannot evaluate pulumi.Input's forward
     # reference to ``Output[T]``, and args.py does not postpone annotations.
     hints: dict[str, Any] = dict(inspect.get_annotations(cls))
@@ -121,33 +156,33 @@ def _rows(cls: type, prefix: str) -> Iterator[str]:
     for name, hint in hints.items():
         value, may_be_output = _unwrap_input(_unwrap_required(hint))
         path = f"{prefix}{name}"
-        other = ".".join(camel_case(part) for part in path.split("."))
-        cells = (
-            f"`{path}`",
-            f"`{other}`",
-            type_text(hint),
-            "yes" if name in required_keys else "",
-            "yes" if may_be_output else "no (plain)",
-            _default_text(SPECS[cls], name),
-            _markdown(docs.get(name, "")),
+        yield InputRow(
+            path=path,
+            other=".".join(camel_case(part) for part in path.split(".")),
+            type=type_text(hint),
+            required=name in required_keys,
+            plain=not may_be_output,
+            default=_default_text(SPECS[cls], name),
+            description=_markdown(docs.get(name, "")),
         )
-        yield "| " + " | ".join(cells) + " |"
         if is_typeddict(value):
-            yield from _rows(value, f"{path}.")
+            yield from input_rows(value, f"{path}.")
 
 
 def inputs_markdown(args: type = PushSubscriptionArgs) -> str:
-    """The inputs table of ``PushSubscription``, as Markdown.
-
-    One row per input, nested objects (``target``, ``dead_letter``, ``retry_policy``) followed by
-    one row per field (``target.kind``). Columns: the Python name; the camelCase name other
-    languages use through ``components/``; the type (enums as their values); whether it is
-    required; whether it may be a Pulumi Output or must be a plain value (it decides which
-    resources exist); the default the component applies (empty: unset, Pulumi's or Pub/Sub's
-    default as described); the field's docstring. This is the generated section of
+    """The inputs table of ``PushSubscription``, as Markdown: the generated section of
     ``docs/component.md`` (kept in sync by a test).
+
+    Two columns, so that it reads at a laptop's width: first the input, on three lines: its
+    Python name; its camelCase name for other languages (through ``components/``); its type (enums
+    as their values) with, where they apply, ``required``, ``plain`` (it decides which resources
+    exist, so it cannot be a Pulumi Output) and the default the component applies. Then its
+    docstring. Nested objects (``target``, ``dead_letter``, ``retry_policy``) are followed by one
+    row per field (``target.kind``). The page wraps the table in ``<div class="pushguard-inputs"
+    markdown>``, whose style (``docs/stylesheets/pushguard.css``) keeps every name and type of
+    the first column on one line.
     """
-    return "\n".join([*HEADER, *_rows(args, "")]) + "\n"
+    return "\n".join([*HEADER, *(row.markdown() for row in input_rows(args))]) + "\n"
 
 
 if __name__ == "__main__":

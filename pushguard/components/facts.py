@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pushguard.components.args import TokenCreatorGrant
 from pushguard.components.audience import effective_audience
+from pushguard.components.endpoints import target_service
 from pushguard.components.spec import DEFERRED, PushSubscriptionSpec
 from pushguard.rules.accounts import member, normalise_email, pubsub_service_agent_email
 from pushguard.rules.facts import IamGrant, InvokerTarget, SubscriptionFacts
@@ -73,6 +74,8 @@ def component_facts(name: str, spec: PushSubscriptionSpec) -> SubscriptionFacts:
 
 
 def _known_name(spec: PushSubscriptionSpec) -> str:
-    """The target's service name, or ``""`` when it is not given or not known yet."""
-    name = spec.target.name
+    """The target's service name (for a 2nd-gen function its Cloud Run service's,
+    :func:`~pushguard.components.endpoints.target_service`), or ``""`` when it is not given or
+    not known yet."""
+    name = target_service(spec)
     return name if isinstance(name, str) else ""

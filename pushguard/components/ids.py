@@ -17,9 +17,10 @@ Google's rules:
 - service account IDs: 6 to 30 characters matching ``[a-z]([-a-z0-9]*[a-z0-9])`` (RFC 1035;
   https://cloud.google.com/iam/docs/reference/rest/v1/projects.serviceAccounts/create).
 
-The scheme replaced Pulumi's auto-naming (``NAME-`` and 7 random hex characters, which kept
-invalid names such as ``3pl-shipments-b4a7ada``) and the account IDs ``SLUG-push`` of pushguard
-0.1 (see CHANGELOG.md: resources named by the old scheme are replaced).
+The scheme (pushguard 0.2.0) replaced Pulumi's auto-naming (``NAME-`` and 7 random hex
+characters, which kept invalid names such as ``3pl-shipments-b4a7ada``) and the account IDs
+``SLUG-push`` of pushguard 0.1.0 (see CHANGELOG.md: resources named by the old scheme are
+replaced).
 """
 
 from __future__ import annotations

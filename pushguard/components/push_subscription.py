@@ -19,6 +19,7 @@ from pushguard.components.facts import component_facts
 from pushguard.components.grants import PROVIDER_PROJECT, shared_grant
 from pushguard.components.ids import account_id, pubsub_id
 from pushguard.components.inputs import Path, merge_resolved, split_inputs
+from pushguard.components.limits import function_service_name
 from pushguard.components.spec import (
     PushSubscriptionInputError,
     PushSubscriptionSpec,
@@ -31,6 +32,17 @@ from pushguard.rules.facts import TargetKind
 from pushguard.rules.iam import ACT_AS, INVOKER, PUBLISHER, SUBSCRIBER, TOKEN_CREATOR
 
 TYPE_TOKEN = "pushguard:index:PushSubscription"
+
+NEVER_EXPIRES = ""
+"""The expiration TTL of every subscription the component makes unless ``expiration_ttl`` says
+otherwise: never. Pub/Sub deletes a subscription after 31 days of subscriber inactivity by default
+(open connections, active pulls or successful pushes are activity;
+https://cloud.google.com/pubsub/docs/subscription-overview), so a push subscription whose filter
+matches rare events, or whose endpoint fails for a month, would be deleted with its backlog; "If
+expiration_policy is set, but expiration_policy.ttl is not set, the subscription never expires"
+(https://cloud.google.com/pubsub/docs/reference/rest/v1/projects.subscriptions), which pulumi-gcp
+writes as ``expiration_policy`` with ``ttl=""`` ("If it is set but ttl is "", the resource never
+expires", ``gcp.pubsub.Subscription``)."""
 
 
 def _member_slug(member: str) -> str:
@@ -133,9 +145,11 @@ class PushSubscription(pulumi.ComponentResource):
     Every known input is validated (pydantic, then the rule set's input rules) before any resource
     is registered: bad inputs raise one
     :class:`~pushguard.components.spec.PushSubscriptionInputError` naming every bad field and leave
-    no resource behind. Inputs that are Outputs are validated when they resolve; the subscription
-    receives only validated values, so it is never created with a bad one (child resources
-    registered before that, such as the service account, may exist).
+    no resource behind. Inputs that are Outputs are validated again, with every input, when they
+    resolve, and every child depends on that validation, so a refused value leaves none of the
+    component's resources behind either (the resources the Output came from, such as a function
+    whose ``url`` was passed, exist by then: a value known only at ``pulumi up`` cannot be
+    checked before).
 
     Children (all IAM is additive ``*IAMMember``, never an authoritative binding or policy):
     ``gcp.serviceaccount.Account`` (unless an existing account is given), the token-creator grant
@@ -201,7 +215,7 @@ class PushSubscription(pulumi.ComponentResource):
         self._name = name
         self._spec = spec
         self._provider = gcp_provider(opts)
-        self._gated = self._gate(name, substituted, deferred)
+        self._gated, self._validated = self._gate(name, substituted, deferred)
         self._warn_aliases(opts)
         self._checks: list[pulumi.Output[Any]] = []
         # The project in the keys of shared grants: the plain project, else (an explicit
@@ -267,10 +281,15 @@ class PushSubscription(pulumi.ComponentResource):
 
     def _gate(
         self, name: str, substituted: dict[str, Any], deferred: dict[Path, Any]
-    ) -> dict[Path, pulumi.Output[Any]]:
-        """Each deferred input, passed on only after the whole spec validated with it resolved."""
+    ) -> tuple[dict[Path, pulumi.Output[Any]], pulumi.Output[Any] | None]:
+        """Each deferred input, passed on only after the whole spec validated with it resolved,
+        and that validation as an Output of ``None`` (``None`` without deferred inputs), which
+        every resource of the component depends on (:meth:`_child`, :meth:`_grant`): the
+        Python SDK registers a resource only once its ``depends_on`` resolved
+        (``pulumi.runtime._depends_on``), so a refused value leaves none of them behind. At
+        preview, while a value is unknown, the dependency is on the resources it comes from."""
         if not deferred:
-            return {}
+            return {}, None
         paths = list(deferred)
         warned: set[str] = set()
 
@@ -283,10 +302,11 @@ class PushSubscription(pulumi.ComponentResource):
         gate = pulumi.Output.unsecret(
             pulumi.Output.all(*deferred.values()).apply(validate_resolved)
         )
-        return {
+        gated = {
             path: pulumi.Output.all(value, gate).apply(lambda pair: pair[0])
             for path, value in deferred.items()
         }
+        return gated, gate.apply(lambda _: None)
 
     def _input(self, *path: str) -> Any:
         """A validated input: the plain value, or the gated Output for a deferred one."""
@@ -298,7 +318,15 @@ class PushSubscription(pulumi.ComponentResource):
         return value
 
     def _child(self, **extra: Any) -> pulumi.ResourceOptions:
-        return pulumi.ResourceOptions(parent=self, **extra)
+        """Options of a child: parented to the component, depending on the validation of the
+        deferred inputs (:meth:`_gate`) besides ``extra["depends_on"]``."""
+        depends_on = [*extra.pop("depends_on", []), *self._validation()]
+        return pulumi.ResourceOptions(parent=self, depends_on=depends_on or None, **extra)
+
+    def _validation(self) -> list[pulumi.Output[Any]]:
+        """The validation of the deferred inputs, for a ``depends_on`` (empty without any): an
+        Output of ``None``, which the SDK's ``depends_on`` skips once it resolves."""
+        return [] if self._validated is None else [self._validated]
 
     def _generated_id(self, project: Any, make: Callable[[str, str], str]) -> pulumi.Output[str]:
         """An ID generated from ``(project, the component's URN)`` by ``make`` (see
@@ -321,11 +349,16 @@ class PushSubscription(pulumi.ComponentResource):
             provider_project = None
             if any(PROVIDER_PROJECT in part for part in key):
                 provider_project = pulumi.Output.from_input(self._input("project"))
+            validation = pulumi.ResourceOptions(depends_on=self._validation() or None)
+
+            def gated(name: str, opts: pulumi.ResourceOptions) -> pulumi.Resource:
+                return make(name, pulumi.ResourceOptions.merge(opts, validation))
+
             shared = shared_grant(
                 self._name,
                 key,
                 self._provider,
-                make,
+                gated,
                 provider_project=provider_project,
                 checks=self._checks,
             )
@@ -517,7 +550,9 @@ class PushSubscription(pulumi.ComponentResource):
         """The push-auth account's invoker grant on the push target.
 
         Registers ``NAME-invoker``: a ``gcp.cloudrunv2.ServiceIamMember`` for a Cloud Run service
-        or a 2nd gen function, a ``gcp.cloudfunctions.FunctionIamMember`` for a 1st gen function,
+        or a 2nd gen function (on its Cloud Run service,
+        :func:`~pushguard.components.limits.function_service_name`), a
+        ``gcp.cloudfunctions.FunctionIamMember`` for a 1st gen function,
         in the target's project (the subscription's unless given); nothing for external targets or
         with ``grant_invoker`` false. For an existing push-auth account the grant is shared
         (:func:`shared_grant`).
@@ -529,13 +564,20 @@ class PushSubscription(pulumi.ComponentResource):
         if not self._spec.grant_invoker or kind not in INVOKER:
             return None
         target_project = self._input("target", "project") or project
+        service = self._input("target", "name")
+        if kind is TargetKind.CLOUD_FUNCTION_V2:  # the function's Cloud Run service
+            service = (
+                function_service_name(service)
+                if isinstance(service, str)
+                else pulumi.Output.from_input(service).apply(function_service_name)
+            )
         push_member = pulumi.Output.concat("serviceAccount:", email)
         role = INVOKER[kind].granted
         existing = self._plain("push_auth_service_account_email")
         where = (
             self._plain("target", "project") or self._project_key,
             self._plain("target", "location"),
-            self._plain("target", "name"),
+            service if isinstance(service, str) else None,
         )
         key = None
         if existing and all(where):
@@ -548,7 +590,7 @@ class PushSubscription(pulumi.ComponentResource):
                     name,
                     project=target_project,
                     location=self._input("target", "location"),
-                    name=self._input("target", "name"),
+                    name=service,
                     role=role,
                     member=push_member,
                     opts=opts,
@@ -617,7 +659,9 @@ class PushSubscription(pulumi.ComponentResource):
                     message_retention_duration=self._input(
                         "dead_letter", "message_retention_duration"
                     ),
-                    expiration_policy=gcp.pubsub.SubscriptionExpirationPolicyArgs(ttl=""),
+                    expiration_policy=gcp.pubsub.SubscriptionExpirationPolicyArgs(
+                        ttl=NEVER_EXPIRES
+                    ),
                     opts=self._child(),
                 )
         else:
@@ -685,9 +729,8 @@ class PushSubscription(pulumi.ComponentResource):
         Registers ``gcp.pubsub.Subscription`` under the component's own name, with no push config
         when ``paused`` (a pull subscription), an OIDC token as the push-auth account for
         ``audience``, and ``depends_on`` every grant in ``grants``. Its ID is ``subscription_name``
-        or generated (:func:`~pushguard.components.ids.pubsub_id`). While ``paused`` without
-        ``expiration_ttl`` it never expires (Pub/Sub's default deletes a subscription after 31
-        days without activity, https://cloud.google.com/pubsub/docs/subscription-properties#expiration_period).
+        or generated (:func:`~pushguard.components.ids.pubsub_id`). Without ``expiration_ttl`` it
+        never expires (:data:`NEVER_EXPIRES`).
         In a service perimeter with ``accept_backlog_loss`` a push config change replaces it,
         delete first; without, Pulumi updates it in place and Google refuses the update, so
         nothing is lost.
@@ -716,11 +759,8 @@ class PushSubscription(pulumi.ComponentResource):
                 minimum_backoff=field("retry_policy", "minimum_backoff"),
                 maximum_backoff=field("retry_policy", "maximum_backoff"),
             )
-        expiration = None
-        if spec.expiration_ttl is not None:
-            expiration = gcp.pubsub.SubscriptionExpirationPolicyArgs(ttl=field("expiration_ttl"))
-        elif spec.paused:
-            expiration = gcp.pubsub.SubscriptionExpirationPolicyArgs(ttl="")
+        ttl = field("expiration_ttl") if spec.expiration_ttl is not None else NEVER_EXPIRES
+        expiration = gcp.pubsub.SubscriptionExpirationPolicyArgs(ttl=ttl)
         replace = spec.in_service_perimeter and spec.accept_backlog_loss
         name: Any = field("subscription_name") or self._generated_id(project, pubsub_id)
         if self._checks:  # a refused shared grant fails the subscription (and the program)

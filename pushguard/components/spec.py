@@ -8,16 +8,18 @@ only receives validated values.
 
 API limits (https://cloud.google.com/pubsub/docs/reference/rest/v1/projects.subscriptions,
 https://cloud.google.com/pubsub/docs/handling-failures): ack deadline 10 to 600 s; message retention
-10 min to 31 days; expiration TTL at least 1 day; dead-letter attempts 5 to 100; retry backoff 0 to
-600 s with minimum at most maximum; subscription and topic IDs start with a letter, are 3 to 255
-characters of ``[A-Za-z0-9-_.~+%]`` and do not start with ``goog``
+10 min to 31 days; expiration TTL at least 1 day and not shorter than the message retention
+(:func:`~pushguard.components.limits.expiration_problem`); dead-letter attempts 5 to 100; retry
+backoff 0 to 600 s with minimum at most maximum; subscription and topic IDs start with a letter, are
+3 to 255 characters of ``[A-Za-z0-9-_.~+%]`` and do not start with ``goog``
 (https://cloud.google.com/pubsub/docs/pubsub-basics#resource_names). Service account IDs are 6 to 30
 characters (https://cloud.google.com/iam/docs/service-accounts-create). Labels follow
-https://cloud.google.com/resource-manager/docs/labels-overview. A filter is at most 256 bytes
-(pulumi-gcp's ``Subscription.filter``). A Cloud Run service name (also a 2nd-gen function's) is
-RFC 1035: 1 to 63 lower-case letters, digits and hyphens, starting with a letter, not ending with
-a hyphen (https://cloud.google.com/run/docs/reference/rest/v2/projects.locations.services/create);
-a 1st-gen function's may also hold capitals and ``_``.
+https://cloud.google.com/resource-manager/docs/labels-overview. A filter is at most 256 bytes and in
+the filter syntax (:mod:`pushguard.components.filters`). A Cloud Run service name is RFC 1035: 1 to
+63 lower-case letters, digits and hyphens, starting with a letter, not ending with a hyphen
+(https://cloud.google.com/run/docs/reference/rest/v2/projects.locations.services/create); a
+function's name (1st or 2nd gen) may also hold capitals and ``_``, and a 2nd-gen function's Cloud
+Run service is named after it (:func:`~pushguard.components.limits.function_service_name`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Mapping
-from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any, Final
 
 import pulumi
@@ -43,6 +44,8 @@ from pydantic import (
 )
 
 from pushguard.components.args import INPUT_DOCS, TokenCreatorGrant
+from pushguard.components.filters import filter_problem
+from pushguard.components.limits import FUNCTION_NAME, duration_seconds, expiration_problem
 from pushguard.rules.facts import PROJECT_ID_PATTERN, PROJECT_NUMBER_PATTERN, TargetKind
 
 
@@ -145,24 +148,6 @@ class PushSubscriptionInputError(ValueError):
         super().__init__(f"PushSubscription {component!r} has invalid inputs:\n{lines}")
 
 
-_DURATION = re.compile(r"^(?P<seconds>[0-9]{1,12}(?:\.[0-9]{1,9})?)s$")
-
-
-def duration_seconds(text: str) -> Decimal:
-    """Seconds in a protobuf-style duration string (``"600s"``, ``"0.5s"``).
-
-    Raises:
-        ValueError: naming the expected form.
-    """
-    match = _DURATION.match(text)
-    if not match:
-        raise ValueError(f"must be a duration in seconds like '600s', not {text!r}")
-    try:
-        return Decimal(match["seconds"])
-    except InvalidOperation:  # pragma: no cover - the pattern admits only decimals
-        raise ValueError(f"must be a duration in seconds like '600s', not {text!r}") from None
-
-
 def _duration_between(low: int, high: int | None) -> AfterValidator:
     def check(text: str) -> str:
         seconds = duration_seconds(text)
@@ -227,7 +212,7 @@ _PROJECT_ID = _regex(
 _PROJECT_NUMBER = _regex(PROJECT_NUMBER_PATTERN, "a project number (digits only)")
 _REGION = _regex(r"^[a-z]+-[a-z]+[0-9]+$", "a region such as europe-west1")
 _RUN_SERVICE_NAME = re.compile(r"^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$")
-"""A Cloud Run service (and 2nd-gen function) name: RFC 1035, 1 to 63 lower-case letters, digits
+"""A Cloud Run service name: RFC 1035, 1 to 63 lower-case letters, digits
 and hyphens, starting with a letter and not ending with a hyphen
 (https://cloud.google.com/run/docs/reference/rest/v2/projects.locations.services/create)."""
 _SERVICE_NAME = _regex(
@@ -240,10 +225,15 @@ FILTER_MAX_BYTES: Final = 256
 (https://www.pulumi.com/registry/packages/gcp/api-docs/pubsub/subscription/#filter_python)."""
 
 
-def _filter_bytes(value: str) -> str:
+def _filter(value: str) -> str:
+    """A filter within :data:`FILTER_MAX_BYTES` and in the filter syntax
+    (:func:`~pushguard.components.filters.filter_problem`)."""
     size = len(value.encode())
     if size > FILTER_MAX_BYTES:
         raise ValueError(f"must be at most {FILTER_MAX_BYTES} bytes of UTF-8, not {size} bytes")
+    problem = filter_problem(value)
+    if problem:
+        raise ValueError(problem)
     return value
 
 
@@ -316,12 +306,20 @@ class TargetSpec(_Strict):
                     f"{missing[0]}: required for a {self.kind.value} target (use kind 'external' "
                     "for endpoints outside Google Cloud)"
                 )
-        run_named = self.kind in (TargetKind.CLOUD_RUN, TargetKind.CLOUD_FUNCTION_V2)
-        if run_named and isinstance(self.name, str) and not _RUN_SERVICE_NAME.match(self.name):
+        name = self.name
+        if not isinstance(name, str):
+            return self
+        if self.kind is TargetKind.CLOUD_RUN and not _RUN_SERVICE_NAME.match(name):
             raise ValueError(
-                f"name: must be a Cloud Run service name for a {self.kind.value} target: 1 to 63 "
+                "name: must be a Cloud Run service name for a cloud-run target: 1 to 63 "
                 "lower-case letters, digits and hyphens, starting with a letter and not ending "
-                f"with a hyphen, not {self.name!r}"
+                f"with a hyphen, not {name!r}"
+            )
+        if self.kind is TargetKind.CLOUD_FUNCTION_V2 and not FUNCTION_NAME.match(name):
+            raise ValueError(
+                "name: must be a function name for a cloud-function-v2 target: 1 to 63 letters, "
+                "digits, hyphens and underscores, starting with a letter and ending with a "
+                f"letter or digit, not {name!r}"
             )
         return self
 
@@ -396,7 +394,7 @@ class PushSubscriptionSpec(_Strict):
     ) = None
     retain_acked_messages: Annotated[bool, Field(strict=True), AllowDeferred] | None = None
     expiration_ttl: Annotated[str, AllowDeferred] | None = None
-    filter: Annotated[str, AfterValidator(_filter_bytes), AllowDeferred] | None = None
+    filter: Annotated[str, AfterValidator(_filter), AllowDeferred] | None = None
     enable_message_ordering: Annotated[bool, Field(strict=True), AllowDeferred] | None = None
     retry_policy: RetryPolicySpec | None = None
     labels: Annotated[StrMap, AfterValidator(_labels)] | None = None
@@ -418,16 +416,9 @@ class PushSubscriptionSpec(_Strict):
                 "push_auth_account_id: give either push_auth_service_account_email (an existing "
                 "account) or push_auth_account_id (an account to create), not both"
             )
-        ttl = self.expiration_ttl
-        if isinstance(ttl, str) and ttl != "":
-            try:
-                too_short = duration_seconds(ttl) < 86400
-            except ValueError as error:
-                raise ValueError(f"expiration_ttl: {error}") from None
-            if too_short:
-                raise ValueError(
-                    f"expiration_ttl: must be '' (never) or at least 86400s, not {ttl}"
-                )
+        expiration = expiration_problem(self.expiration_ttl, self.message_retention_duration)
+        if expiration:
+            raise ValueError(f"expiration_ttl: {expiration}")
         if self.paused and self.in_service_perimeter and not self.accept_backlog_loss:
             raise ValueError(
                 "paused: inside a service perimeter an existing push subscription's push config "

@@ -2,8 +2,8 @@
 
 Read (camelCase, as pulumi-gcp sends them): ``pushConfig.pushEndpoint``,
 ``pushConfig.oidcToken.serviceAccountEmail``, ``pushConfig.oidcToken.audience``,
-``enableExactlyOnceDelivery``, ``deadLetterPolicy.deadLetterTopic``, ``project`` (else the
-provider's ``project``, else the pack config's ``defaultProject``) and ``name``
+``enableExactlyOnceDelivery``, ``deadLetterPolicy.deadLetterTopic``, ``topic``, ``project``
+(else the provider's ``project``, else the pack config's ``defaultProject``) and ``name``
 (https://www.pulumi.com/registry/packages/gcp/api-docs/pubsub/subscription/).
 
 Without a :class:`~pushguard.crossguard.graph.StackGraph` (a resource policy), IAM facts are "not
@@ -179,6 +179,8 @@ def wire_facts(
         resource=resource.urn,
         project_id=None if is_number else known_project,
         project_number=known_project if is_number else None,
+        subscription_id=_known(props.get("name"), last_of="/subscriptions/"),
+        topic=_known(props.get("topic")),
         push_endpoint=endpoint if isinstance(endpoint, str) else None,
         push_auth_account=account if isinstance(account, str) else None,
         audience=audience if isinstance(audience, str) else None,
@@ -187,6 +189,15 @@ def wire_facts(
         unknown=frozenset(b.unknown),
     )
     return Resolution(facts, b.reasons, b.unconfigured)
+
+
+def _known(value: object, last_of: str = "") -> str | None:
+    """A top-level property's value when it is a known, non-empty string (``None`` for anything
+    else: unknown, absent, another shape, which the rules read as they did); with ``last_of``,
+    what follows its last occurrence (``S`` of ``projects/P/subscriptions/S``)."""
+    if not isinstance(value, str) or not value:
+        return None
+    return value.rpartition(last_of)[2] if last_of else value
 
 
 NO_PROJECT = (

@@ -15,6 +15,11 @@ Each :class:`PushguardPolicy` runs at both points the Pulumi engine offers
   :mod:`pushguard.crossguard.graph`), grants and perimeters declared in the stack are read, and
   violations the resource half could not see are reported on the subscription's URN.
 
+A subscription Google creates and configures for its own products
+(:mod:`pushguard.rules.google_managed`) is judged by no policy: neither half reports a
+diagnostic on it, and the stack half answers it as not applicable to every policy, with the
+product (:mod:`pushguard.crossguard.google_managed_note`).
+
 A resource the pack cannot judge (a subscription of a known type pushguard does not map, or a
 resource of any unmapped type shaped like a push configuration,
 :mod:`pushguard.crossguard.routes.shaped`) is "cannot be checked": a violation of every enabled
@@ -45,6 +50,7 @@ from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
 
 from pushguard.crossguard.facts import Resolution, subscription_facts
 from pushguard.crossguard.finding_note import encode
+from pushguard.crossguard.google_managed_note import note as note_google_managed
 from pushguard.crossguard.resources import WireResource
 from pushguard.crossguard.routes import (
     MAPPED_SUBSCRIPTION_TYPES,
@@ -79,6 +85,7 @@ from pushguard.policy.settings import (
 )
 from pushguard.rules import RULES, Result, Rule, Status
 from pushguard.rules.facts import EVENTARC_TRIGGER
+from pushguard.rules.google_managed import google_managed
 from pushguard.rules.identity import cause, finding_id
 
 TAGS = ["gcp", "pubsub", "push"]
@@ -263,6 +270,8 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
         except WireShapeError as error:
             report(f"Cannot read {what} {sub.name!r}: {error}.")
             return
+        if google_managed(resolution.facts) is not None:
+            return  # Google's: no policy applies (the stack half says so)
         for result in self.rule.check(resolution.facts):
             if result.status is Status.VIOLATION:
                 text = f"{sub.name}: {result.message}"
@@ -291,6 +300,21 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
         for resource, found in analysis.shaped:
             report(found.message(), resource.urn, mandatory=True)
 
+    def _set_aside(self, sub: WireResource, full: Resolution, analysis: StackAnalysis) -> bool:
+        """True when the stack half does not run the rule on ``sub``: an Eventarc trigger the
+        rule does not judge; a Google-managed subscription (noted as such); a grant rule while
+        the stack grants through an unmapped resource (noted as not checked)."""
+        if not self.rule.applies_to(full.facts):
+            return True
+        managed = google_managed(full.facts)
+        if managed is not None:
+            note_google_managed(self.name, sub, managed)
+            return True
+        if analysis.unmapped_grants and self.name in GRANT_RULES:
+            grants_not_read(self.name, sub, analysis.unmapped_grants)
+            return True
+        return False
+
     def _validate_stack(self, args: StackValidationArgs, report: _Report) -> None:
         try:
             settings = parse_settings(self.name, args.get_config())
@@ -303,10 +327,7 @@ class PushguardPolicy(ResourceValidationPolicy, StackValidationPolicy):
         # dropped by the server; one it could not see (the project or endpoint only in the
         # outputs, a provider that supplied the project) is reported here.
         for sub, full in analysis.subscriptions:
-            if not self.rule.applies_to(full.facts):
-                continue  # an Eventarc trigger, which this rule does not judge
-            if analysis.unmapped_grants and self.name in GRANT_RULES:
-                grants_not_read(self.name, sub, analysis.unmapped_grants)
+            if self._set_aside(sub, full, analysis):
                 continue
             for result in self.rule.check(full.facts):
                 if result.status is Status.VIOLATION:

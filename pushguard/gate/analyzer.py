@@ -23,6 +23,7 @@ from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime import proto
 from pulumi.runtime.proto import analyzer_pb2_grpc
 
+from pushguard.crossguard.google_managed_note import GoogleManagedEntry, split
 from pushguard.crossguard.not_checked import NotChecked, decode
 from pushguard.crossguard.server import PARENT_PIPE_ENV
 from pushguard.crossguard.urn import urn_name
@@ -249,8 +250,11 @@ class PolicyPackProcess:
         self._drainer: threading.Thread | None = None
         self.stub: Any = None
         self.not_applicable: list[NotChecked] = []
-        """The last ``AnalyzeStack`` answer's ``not_applicable`` entries, decoded (by policy,
-        URN and reason, each once)."""
+        """The last ``AnalyzeStack`` answer's ``not_applicable`` entries of what was not checked,
+        decoded (by policy, URN and reason, each once)."""
+        self.google_managed: list[GoogleManagedEntry] = []
+        """The last ``AnalyzeStack`` answer's Google-managed subscriptions, each once (the pack
+        answers one entry per policy; :mod:`pushguard.crossguard.google_managed_note`)."""
 
     def start(self) -> None:
         """Start the process without waiting for it (so a caller can do other work while the
@@ -392,7 +396,7 @@ class PolicyPackProcess:
 
     def analyze_stack(self, resources: Iterable[AnalyzerResource]) -> list[Diagnostic]:
         """``AnalyzeStack`` over every resource: its diagnostics (its ``not_applicable`` answers
-        are kept in :attr:`not_applicable`).
+        are kept in :attr:`not_applicable` and :attr:`google_managed`).
 
         Raises:
             MessageTooLargeError: the request is larger than :data:`MAX_MESSAGE_BYTES` (nothing
@@ -404,5 +408,6 @@ class PolicyPackProcess:
             raise MessageTooLargeError("AnalyzeStack", size)
         response = self.stub.AnalyzeStack(request)
         entries = {decode(n.policy_name, n.reason) for n in response.not_applicable}
-        self.not_applicable = sorted(entries, key=lambda n: (n.policy, n.urn, n.reason))
+        not_checked, self.google_managed = split(list(entries))
+        self.not_applicable = sorted(not_checked, key=lambda n: (n.policy, n.urn, n.reason))
         return [Diagnostic.from_proto(d) for d in response.diagnostics]

@@ -240,6 +240,10 @@ def redact_result(result: StackResult) -> StackResult:
             dataclasses.replace(n, urn=r.urn(n.urn) if n.urn else n.urn, reason=r.text(n.reason))
             for n in result.not_checked
         ],
+        google_managed=[
+            dataclasses.replace(m, urn=r.urn(m.urn) if m.urn else m.urn, reason=r.text(m.reason))
+            for m in result.google_managed
+        ],
         call_stacks={r.urn(urn): frames for urn, frames in result.call_stacks.items()},
         outputs=r.value(result.outputs),
         notes=[r.text(note) for note in result.notes],

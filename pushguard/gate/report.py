@@ -180,7 +180,8 @@ def summary(result: StackResult) -> dict[str, int]:
     imported), violations by level (not counting those under an active exception),
     ``excepted`` (under an active exception), ``expiredExceptions`` (counted again, their
     exception expired), ``unjudged`` (only when a policy could not judge what the config asked
-    it to: :attr:`~pushguard.gate.result.StackResult.unjudged`), exit code."""
+    it to: :attr:`~pushguard.gate.result.StackResult.unjudged`), ``googleManaged`` (subscriptions
+    Google manages, which no policy judged; only when there are some), exit code."""
     counting = [v for v in result.violations if v.counts]
     counts = {level: sum(v.level == level for v in counting) for level in LEVELS}
     imports = sum(operation(result, r) == IMPORT for r in result.resources)
@@ -193,6 +194,7 @@ def summary(result: StackResult) -> dict[str, int]:
             v.excepted is not None and not v.excepted.active for v in result.violations
         ),
         **({"unjudged": len(result.unjudged)} if result.unjudged else {}),
+        **({"googleManaged": len(result.google_managed)} if result.google_managed else {}),
         "exitCode": result.exit_code,
     }
 
@@ -214,6 +216,8 @@ def summary_line(result: StackResult) -> str:
         resources += f", {counts[IMPORT]} to import"
     run = result.origin.run_name
     excepted = f", {counts['excepted']} excepted" if counts["excepted"] else ""
+    google = counts.get("googleManaged", 0)
+    excepted += f"; {google} Google-managed subscription(s) not judged" if google else ""
     return (
         f"Resources: {resources}. Policy violations: {counts['mandatory']} mandatory, "
         f"{counts['advisory']} advisory{excepted}. {run} {verdict}."
@@ -238,7 +242,8 @@ def to_json(result: StackResult) -> dict[str, Any]:
     see :func:`_resources_json`), ``violations`` (``policy``, ``level``, ``urn``,
     ``findingId``, ``message``, ``remediation``, ``location``, ``exception``: ``null`` or
     ``state``/``reason``/``expires``, and ``change`` against a baseline; by level, policy and
-    URN), ``outputs``
+    URN), ``notChecked``, ``googleManaged`` (``urn``, ``product``, ``reason``, ``location``:
+    the subscriptions Google manages, which no policy judged), ``outputs``
     (the stack outputs), ``programOutput`` (``stdout``, ``stderr``, ``truncated``), ``notes``,
     ``logs`` and ``summary``. Deterministic: the same preview gives the same bytes (timings are
     not part of it)."""
@@ -259,6 +264,15 @@ def to_json(result: StackResult) -> dict[str, Any]:
                 "location": dict(zip(("path", "line"), location(result, n.urn), strict=True)),
             }
             for n in result.not_checked
+        ],
+        "googleManaged": [
+            {
+                "urn": m.urn,
+                "product": m.product,
+                "reason": message_text(m.reason, names),
+                "location": dict(zip(("path", "line"), location(result, m.urn), strict=True)),
+            }
+            for m in result.google_managed
         ],
         "outputs": result.outputs,
         "programOutput": {
@@ -458,6 +472,12 @@ def render_text(result: StackResult, console: Console) -> None:
             path, line = location(result, n.urn)
             console.print(f"  [bold]{shown(n.policy)}[/]  [dim]{shown(path)}:{line}[/]")
             console.print(f"    {shown(n.reason)}")
+    if result.google_managed:
+        console.print(f"\n[bold]Google-managed, not judged ({len(result.google_managed)})[/]")
+        for m in result.google_managed:
+            path, line = location(result, m.urn)
+            console.print(f"  [bold]{shown(m.product)}[/]  [dim]{shown(path)}:{line}[/]")
+            console.print(f"    {shown(m.reason)}")
     for note in result.notes:
         console.print(f"\n[dim]note: {shown(note)}[/]")
     render_program_output(result, console)

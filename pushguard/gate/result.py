@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from pushguard.crossguard.google_managed_note import GoogleManagedEntry
 from pushguard.crossguard.not_checked import NotChecked
 from pushguard.policy.exceptions import Excepted
 
@@ -202,6 +203,9 @@ class StackResult:
     notes: list[str] = field(default_factory=list)
     not_checked: list[NotChecked] = field(default_factory=list)
     """What was not checked and how to enable it, by policy and URN."""
+    google_managed: list[GoogleManagedEntry] = field(default_factory=list)
+    """The subscriptions Google creates and configures for its own products, which no policy
+    judged (:mod:`pushguard.rules.google_managed`), each once, by URN."""
     outputs: dict[str, Any] = field(default_factory=dict)
     """The stack outputs (``pulumi.export``), wire form."""
     call_stacks: dict[str, list[tuple[str, int]]] = field(default_factory=dict)

@@ -10,7 +10,8 @@ stable ID (:func:`pushguard.rules.identity.finding_id`) as ``partialFingerprints
 a hash of policy, URN and message). A finding under an active exception carries an accepted
 external ``suppressions`` entry with its reason and expiry. A result or not-checked note about a
 resource the engine imports says so: its resource is labelled ``TYPE NAME (import)`` and it
-carries ``properties.operation`` ``import`` (SARIF 2.1.0 section 3.8, property bags).
+carries ``properties.operation`` ``import`` (SARIF 2.1.0 section 3.8, property bags). A
+subscription Google manages, which no policy judged, is an execution note, not a result.
 ``automationDetails.id`` is ``pushguard-preview/PROJECT/STACK/`` so each stack is its own
 analysis category. Sources: https://docs.oasis-open.org/sarif/sarif/v2.1.0/sarif-v2.1.0.html and
 https://docs.github.com/en/code-security/code-scanning/integrating-with-code-scanning/sarif-support-for-code-scanning
@@ -25,6 +26,7 @@ from urllib.parse import quote
 
 from pushguard import __version__
 from pushguard._about import project_url
+from pushguard.crossguard.google_managed_note import GoogleManagedEntry
 from pushguard.crossguard.not_checked import NotChecked
 from pushguard.gate.redact import redact_result
 from pushguard.gate.report import (
@@ -37,6 +39,7 @@ from pushguard.gate.report import (
     urn_operation,
 )
 from pushguard.gate.result import PolicyMeta, StackResult, Violation
+from pushguard.rules.google_managed import GOOGLE_MANAGED
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SECURITY_SEVERITY = {"critical": "9.5", "high": "8.0", "medium": "5.5", "low": "3.0"}
@@ -179,8 +182,9 @@ def _result(
 
 def _invocation(result: StackResult, names: list[str], index: dict[str, int]) -> dict[str, Any]:
     """The run's invocation: its exit code, each check that could not judge a value (exit 2) as
-    an error notification (SARIF 2.1.0 section 3.20.21), and what was not checked as
-    configuration notifications."""
+    an error notification (SARIF 2.1.0 section 3.20.21), what was not checked as
+    configuration notifications, and each Google-managed subscription as a note
+    (:func:`_google_managed`), with their count in ``properties.googleManaged``."""
     invocation: dict[str, Any] = {"executionSuccessful": True, "exitCode": result.exit_code}
     if result.unjudged:
         invocation["toolExecutionNotifications"] = [
@@ -197,7 +201,34 @@ def _invocation(result: StackResult, names: list[str], index: dict[str, int]) ->
     notes = [_not_checked(result, n, index) for n in result.not_checked]
     if notes:
         invocation["toolConfigurationNotifications"] = notes
+    if result.google_managed:
+        invocation.setdefault("toolExecutionNotifications", []).extend(
+            _google_managed(result, m) for m in result.google_managed
+        )
+        invocation["properties"] = {"googleManaged": len(result.google_managed)}
     return invocation
+
+
+def _google_managed(result: StackResult, item: GoogleManagedEntry) -> dict[str, Any]:
+    """A subscription Google manages, which no rule judged, as a note (SARIF 2.1.0 section
+    3.58) with the descriptor ``google-managed`` on the subscription's line: never a result, so
+    code scanning raises no alert for it."""
+    path, line = location(result, item.urn)
+    text = f"{resource_label(result, item.urn)}: {item.reason}"
+    return {
+        "level": "note",
+        "descriptor": {"id": GOOGLE_MANAGED},
+        "message": {"text": message_text(text, unprintable_names(result))},
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": uri(path)},
+                    "region": {"startLine": line},
+                }
+            }
+        ],
+        "properties": {"product": item.product},
+    }
 
 
 def automation_id(tool: str, project: str, stack: str, key: str = "") -> str:

@@ -53,6 +53,7 @@ import pulumi
 from pulumi.runtime import rpc
 from pulumi.runtime import settings as pulumi_settings
 
+from pushguard.components.limits import function_service_name
 from pushguard.crossguard.resources import WireResource
 from pushguard.crossguard.routes import kcc, native, terraform
 from pushguard.crossguard.urn import package_of, provider_urn
@@ -197,12 +198,15 @@ def _function_v1(ctx: _Context) -> State:
 
 
 def _function_v2(ctx: _Context) -> State:
+    """A 2nd-gen function's URLs: its cloudfunctions.net ``url`` and its Cloud Run service, named
+    after the function (:func:`~pushguard.components.limits.function_service_name`)."""
     name = str(ctx.inputs.get("name") or ctx.name)
+    service = function_service_name(name)
     return {
         "url": f"https://{ctx.region}-{ctx.project}.cloudfunctions.net/{name}",
         "serviceConfig": {
-            "uri": cloud_run_hash_url(name, ctx.project, ctx.region),
-            "service": f"projects/{ctx.project}/locations/{ctx.region}/services/{name}",
+            "uri": cloud_run_hash_url(service, ctx.project, ctx.region),
+            "service": f"projects/{ctx.project}/locations/{ctx.region}/services/{service}",
         },
         "state": "ACTIVE",
     }

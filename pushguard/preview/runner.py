@@ -256,6 +256,7 @@ def _finish(
         root, *rest = stream.per_stack
         diagnostics += stream.pack.analyze_stack([root, *sorted(rest, key=lambda r: r.urn)])
         result.not_checked = list(stream.pack.not_applicable)
+        result.google_managed = list(stream.pack.google_managed)
         timings["analyze_stack"] = time.perf_counter() - clock
     except PackStartError as error:
         raise PreviewError(f"the policy pack {where} did not start: {error}", result) from None

@@ -11,7 +11,9 @@ from __future__ import annotations
 EXTRA_MODULES = frozenset({"cachetools", "cryptography", "google", "requests"})
 """Top-level modules of the ``receiver`` extra's distributions."""
 
-INSTALL = 'pip install "pushguard[receiver]"'
+INSTALL = 'pip install "pushguard[receiver] @ git+https://github.com/pushguard/pushguard@REF"'
+"""What to install: the repository at a pinned ref (docs/install.md), never the bare name, which
+the package index would answer with whatever someone publishes under it (pushguard is on none)."""
 
 try:
     import cachetools  # noqa: F401
@@ -21,8 +23,6 @@ except ModuleNotFoundError as missing:
         raise
     raise ImportError(
         f"pushguard.receiver needs the 'receiver' extra (module {missing.name!r} is missing): "
-        f"{INSTALL}; until pushguard is published, from the repository: "
-        'pip install "pushguard[receiver] @ git+https://github.com/pushguard/pushguard" '
-        "(docs/receiver.md)",
+        f"{INSTALL} (REF: the commit or tag you installed; docs/install.md)",
         name=missing.name,
     ) from missing

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from pushguard.rules import RULES, Rule
+import inspect
+
+from pushguard.rules import RULES, Rule, google_managed
 
 
 def rules_markdown(rules: tuple[Rule, ...] = RULES) -> str:
-    """The rule reference as Markdown: a summary table, then each rule's rationale and remediation.
+    """The rule reference as Markdown: a summary table, each rule's rationale and remediation,
+    then what is recognised as Google-managed (:mod:`pushguard.rules.google_managed`).
 
     This is the text of ``docs/rules.md`` (kept in sync by a test).
     """
@@ -32,6 +35,11 @@ def rules_markdown(rules: tuple[Rule, ...] = RULES) -> str:
         "its service account) in the pack, the preview and analyze; the others do not judge",
         "triggers (policy pack reference: Eventarc triggers).",
         "",
+        "No rule judges a subscription Google creates and configures for its own products (a",
+        "Cloud Build Pub/Sub trigger's, a 1st-gen Cloud Function's): every enforcement point",
+        "reports it as `google-managed`, never as a violation; what is recognised, and the",
+        "sources, are at the end of this page (Google-managed subscriptions).",
+        "",
         "| ID | default level | severity | applies | title |",
         "|---|---|---|---|---|",
     ]
@@ -52,4 +60,11 @@ def rules_markdown(rules: tuple[Rule, ...] = RULES) -> str:
             "",
             f"**Remediation:** {rule.remediation}",
         ]
+    lines += ["", "## Google-managed subscriptions", "", _google_managed_text()]
     return "\n".join(lines) + "\n"
+
+
+def _google_managed_text() -> str:
+    """What is recognised as Google-managed, and the sources: the docstring of
+    :mod:`pushguard.rules.google_managed`."""
+    return inspect.cleandoc(google_managed.__doc__ or "")

@@ -267,6 +267,29 @@ def cloud_run_default_url_form(endpoint: PushEndpoint) -> CloudRunUrlForm | None
     return None
 
 
+@dataclass(frozen=True)
+class DeterministicRunUrl:
+    """What a deterministic Cloud Run URL, ``https://[TAG---]SERVICE-PROJECT_NUMBER.REGION.run.app``,
+    says about the service behind it: its name, its project's number and its region
+    (https://cloud.google.com/run/docs/triggering/https-request#deterministic)."""
+
+    service: str
+    project_number: str
+    region: str
+
+
+def cloud_run_deterministic_url(endpoint: PushEndpoint) -> DeterministicRunUrl | None:
+    """The service, project number and region a deterministic run.app URL names, or ``None``
+    for any other URL (:func:`cloud_run_default_url_form`). The hash form,
+    ``SERVICE-HASH-REGIONCODE.a.run.app``, names neither project nor region in full."""
+    if cloud_run_default_url_form(endpoint) != "deterministic":
+        return None
+    label, region = endpoint.host.split(".")[:2]
+    match = _DETERMINISTIC_FORM.match(label)
+    assert match is not None  # the form was just recognised
+    return DeterministicRunUrl(match["service"], match["number"], region)
+
+
 GOOGLE_SERVING_SUFFIXES = (".run.app", ".cloudfunctions.net", ".googleapis.com", ".appspot.com")
 """Hosts under which Google serves Cloud Run, Cloud Functions, App Engine and Google APIs."""
 

@@ -63,12 +63,18 @@ class IamGrant(_Frozen):
     https://cloud.google.com/iam/docs/resource-hierarchy-access-control).
     ``condition`` is the condition's title or expression for a conditional binding, which a rule
     cannot prove holds; rules report such grants as such instead of counting them.
+    ``permissions``: what the role carries of
+    :data:`~pushguard.rules.iam.IMPERSONATION_PERMISSIONS`, when the source of the grant says so
+    (the audit reads a custom role's ``includedPermissions`` from the export's
+    ``iam.googleapis.com/Role`` asset); ``None``: the rules look the role up in the table of
+    Google's predefined roles (:func:`~pushguard.rules.iam.role_permissions`).
     """
 
     role: str
     member: str
     resource: str = ""
     condition: str | None = None
+    permissions: tuple[str, ...] | None = None
 
 
 class IamBinding(_Frozen):
@@ -169,6 +175,13 @@ class SubscriptionFacts(_Frozen):
     resource: str
     project_id: str | None = None
     project_number: str | None = None
+    subscription_id: str | None = None
+    """The subscription's ID (``S`` of ``projects/P/subscriptions/S``), ``None`` when not known:
+    with :attr:`topic`, what tells a Google-managed subscription
+    (:mod:`pushguard.rules.google_managed`)."""
+    topic: str | None = None
+    """The subscription's topic (``projects/P/topics/T``, or ``T`` in the subscription's
+    project as pulumi-gcp accepts it), ``None`` when not known."""
     project_number_claimed: bool = False
     """``project_number`` is only what the checked program says of itself (a
     ``PushSubscription``'s ``project_number``), not the source's nor the policy config's: good

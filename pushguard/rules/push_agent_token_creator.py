@@ -9,6 +9,15 @@ One language version of that page says this is needed only for projects created 
 and always safe; without it, authenticated pushes fail. A conditional grant is reported, since its
 condition may not hold when Pub/Sub signs.
 
+What counts is the permission, not the role's name: any role that carries
+``iam.serviceAccounts.getOpenIdToken`` satisfies the rule (the table generated from Google's
+predefined roles by ``scripts/generate_role_table.py``, ``pushguard/rules/role_table.py``, whose
+source and date ``push-sa-broad-grants`` names, lists them: the two token creator roles, the
+Pub/Sub service agent's own ``roles/pubsub.serviceAgent``, Workload Identity User and some other
+service agents' roles; not the basic roles). When the service agent's only grants are of roles
+whose permissions are not known (a custom role the source does not describe, a role newer than
+the table), the rule says it could not check, never that the grant is missing.
+
 Two mistakes are reported even when the project number (and so the service agent's e-mail) is not
 known. Granting the role to the push-auth account *itself* (``serviceAccount:PUSH_AUTH_EMAIL``), a
 misconception copied from published examples, lets nothing sign push tokens: the grant must go to
@@ -28,7 +37,15 @@ from collections.abc import Iterator, Sequence
 from pushguard.rules.accounts import is_pubsub_service_agent
 from pushguard.rules.base import EnforcementLevel, Result, Rule
 from pushguard.rules.facts import IamBinding, IamGrant, SubscriptionFacts
-from pushguard.rules.iam import TOKEN_CREATOR, find_grants, member_email, normalise_member
+from pushguard.rules.iam import (
+    GET_OPENID_TOKEN,
+    TOKEN_CREATOR,
+    GrantMatch,
+    find_grants,
+    member_email,
+    normalise_member,
+    unknown_role,
+)
 
 _AGENT_FORM = "service-PROJECT_NUMBER@gcp-sa-pubsub.iam.gserviceaccount.com"
 _LISTED = 3
@@ -65,9 +82,23 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
             "the push-auth account's IAM grants were not collected", "push_auth_account"
         )
         return
-    match = find_grants(grants, agent, TOKEN_CREATOR.accepted)
-    if match.granted:
-        return
+    match = find_grants(grants, agent, TOKEN_CREATOR)
+    if not match.granted:
+        yield _not_granted(facts, agent, match, to_itself)
+
+
+def _not_granted(
+    facts: SubscriptionFacts, agent: str, match: GrantMatch, to_itself: IamGrant | None
+) -> Result:
+    """The result when the service agent holds no role that surely carries the permission:
+    undecided when it holds one whose permissions are not known, else a violation."""
+    if match.unknown:
+        first = match.unknown[0]
+        return Result.unknown(
+            f"the Pub/Sub service agent holds {first.role}{_on(first)}, and "
+            f"{unknown_role(first.role)}: whether it carries {GET_OPENID_TOKEN} is not checked",
+            "token_creator_grant",
+        )
     notes = ""
     if match.conditional:
         notes = (
@@ -79,10 +110,11 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
             f" The token-creator grant{_on(to_itself)} goes to the push-auth service account "
             "itself; it should go to the Pub/Sub service agent."
         )
-    yield Result.violation(
+    return Result.violation(
         f"The Pub/Sub service agent {agent.removeprefix('serviceAccount:')} has no "
-        "roles/iam.serviceAccountTokenCreator on the push-auth service account or its project, "
-        f"so Pub/Sub cannot sign push tokens.{notes}",
+        "roles/iam.serviceAccountTokenCreator (nor another role that carries "
+        f"{GET_OPENID_TOKEN}) on the push-auth service account or its project, so Pub/Sub "
+        f"cannot sign push tokens.{notes}",
         "token_creator_grant",
         service_agent=agent,
         push_auth_account=facts.push_auth_account or "",
@@ -109,9 +141,10 @@ def _granted_to_itself(facts: SubscriptionFacts, grants: Sequence[IamGrant]) -> 
 
 
 def _any_agent_granted(grants: Sequence[IamGrant]) -> bool:
-    """True if some Pub/Sub service agent (of any project) holds the role unconditionally."""
+    """True if some Pub/Sub service agent (of any project) holds a role that carries the
+    permission unconditionally."""
     return any(
-        g.role in TOKEN_CREATOR.accepted and not g.condition and _is_agent(g.member) for g in grants
+        not g.condition and _is_agent(g.member) and TOKEN_CREATOR.carried_by(g) for g in grants
     )
 
 

@@ -4,7 +4,23 @@ An old pattern verifies pushes with a secret query parameter (``?token=...``). T
 stored in the subscription's configuration, readable by everyone with ``pubsub.subscriptions.get``,
 written to request logs at the endpoint and at every proxy, and never rotated. OIDC authentication
 replaces it (https://cloud.google.com/pubsub/docs/authenticate-push-subscriptions). Parameter names
-are compared case-insensitively, ignoring ``-`` and ``_``; the value is never repeated in a message.
+are compared case-insensitively, ignoring ``-`` and ``_``; a dotted name is also judged by its last
+part (``hub.verify_token`` as ``verify_token``); the value is never repeated in a message.
+
+Besides the generic names (``token``, ``key``, ``secret``, ``password``, ``signature`` and their
+variants), the names that well-known endpoints take a secret in:
+
+- ``key``, ``api_key`` and ``x-api-key``: API keys, which clients "embed [...] in every call to
+  your API as a query parameter or in a request header"
+  (https://cloud.google.com/api-gateway/docs/authenticate-api-keys): Cloud Endpoints reads the
+  ``key`` query parameter
+  (https://cloud.google.com/endpoints/docs/openapi/restricting-api-access-with-api-keys) or the
+  ``x-api-key`` header (as its OpenAPI docs say, quoted in
+  https://github.com/cloudendpoints/endpoints-java/issues/109), a name then also put in URLs;
+- ``code``: an Azure Functions access key ("provided in the URL using the ``?code=`` query string",
+  https://learn.microsoft.com/azure/azure-functions/function-keys-how-to#use-access-keys);
+- ``hub.verify_token``: the verification secret of Meta's (and WebSub-style) webhooks, sent as a
+  query parameter (https://developers.facebook.com/docs/graph-api/webhooks/getting-started).
 
 Eventarc triggers (the pack, the preview and analyze): the same holds for a trigger's HTTP
 endpoint destination (``destination.httpEndpoint.uri``,
@@ -26,9 +42,10 @@ from pushguard.rules.facts import SubscriptionFacts
 SECRET_PARAMETER_NAMES = frozenset(
     {
         "token", "accesstoken", "authtoken", "idtoken", "bearer", "jwt",
-        "key", "apikey", "secret", "clientsecret", "sharedsecret", "webhooksecret",
+        "key", "apikey", "xapikey", "secret", "clientsecret", "sharedsecret", "webhooksecret",
         "password", "passwd", "pwd", "pass", "auth", "authorization",
         "sig", "signature", "credential", "credentials",
+        "code", "verifytoken",
     }
 )  # fmt: skip
 """Normalised query parameter names that carry a shared secret."""
@@ -36,6 +53,16 @@ SECRET_PARAMETER_NAMES = frozenset(
 
 def _normalise(name: str) -> str:
     return name.lower().replace("-", "").replace("_", "")
+
+
+def is_secret_name(name: str) -> bool:
+    """True when a query parameter's name says it carries a secret: its normalised form, or that
+    of its last dotted part, is one of :data:`SECRET_PARAMETER_NAMES`."""
+    normalised = _normalise(name)
+    return (
+        normalised in SECRET_PARAMETER_NAMES
+        or normalised.rpartition(".")[2] in SECRET_PARAMETER_NAMES
+    )
 
 
 def check(facts: SubscriptionFacts) -> Iterator[Result]:
@@ -53,7 +80,7 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
     names = sorted(
         {name for name, _ in parse_qsl(query, keep_blank_values=True)} if query else set()
     )
-    secret_names = [name for name in names if _normalise(name) in SECRET_PARAMETER_NAMES]
+    secret_names = [name for name in names if is_secret_name(name)]
     if secret_names:
         yield Result.violation(
             f"The {facts.endpoint_noun()} carries a shared secret in its query string "

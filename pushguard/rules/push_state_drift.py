@@ -14,12 +14,20 @@ Compared, field by field: whether delivery is paused (an empty push config,
 https://cloud.google.com/pubsub/docs/push#stop_and_resume_push_delivery), the push endpoint, the
 push-auth service account, the audience, unwrapped delivery (``noWrapper``) and its
 ``writeMetadata``, and the push ``attributes`` (``x-goog-version``;
-https://cloud.google.com/pubsub/docs/reference/rest/v1/projects.subscriptions#PushConfig). The
+https://cloud.google.com/pubsub/docs/reference/rest/v1/projects.subscriptions#PushConfig). Pub/Sub
+sets ``x-goog-version`` itself when a subscription is created without it ("it will default to
+the version of the Pub/Sub API used to make such call", and reading a subscription "will always
+return a valid version"), so a state that records no version and a live ``v1`` (every current
+client calls the v1 API) are the same setting: that difference alone is not drift. The
 finding names the stack (fully qualified) and the fields that differ, values redacted as every
 report is; a value read from a ``--show-secrets`` plaintext is compared but never shown. A value
 the state holds encrypted cannot be compared: that field is not checked (never presumed equal,
 never presumed drifted), and a stack whose differing fields are all not checked gives an
 undecided finding. A subscription whose project the export does not hold is not checked either.
+A subscription that more than one given stack manages is a violation of its own (``fields``
+``claimed``, naming the stacks): each stack's deployment puts back the settings it recorded, so
+whichever deployed last decides what runs, and a change reviewed in one stack is undone by the
+other's next update.
 Pulumi's own drift detection (``pulumi refresh --preview-only``, Pulumi Cloud drift runs) needs
 each stack's cloud credentials; this needs only the exports the security team already has.
 """
@@ -35,6 +43,24 @@ from pushguard.rules.redaction import redact_urls
 
 SECRET_SHOWN = "[secret]"
 """What a recorded value read from a ``--show-secrets`` plaintext is shown as."""
+
+IMPLICIT_VERSION = "x-goog-version=v1"
+"""The push attribute Pub/Sub sets on a subscription created through the v1 API without one
+(https://cloud.google.com/pubsub/docs/reference/rest/v1/projects.subscriptions#PushConfig)."""
+
+
+def same_attributes(live: tuple[str, ...], recorded: tuple[str, ...]) -> bool:
+    """True when the push attributes (``key=value``) are the same setting: equal, or equal but
+    for :data:`IMPLICIT_VERSION` on one side where the other names no ``x-goog-version``."""
+    ours, theirs = set(live), set(recorded)
+
+    def versioned(pairs: set[str]) -> bool:
+        return any(pair.lower().startswith("x-goog-version=") for pair in pairs)
+
+    if versioned(ours) != versioned(theirs):
+        ours.discard(IMPLICIT_VERSION)
+        theirs.discard(IMPLICIT_VERSION)
+    return ours == theirs
 
 
 def _shown(value: object) -> str:
@@ -61,7 +87,10 @@ def differences(live: PushSettings, record: StackRecord) -> list[str]:
             continue
         if setting == "write_metadata" and not (live.no_wrapper and recorded.no_wrapper):
             continue
-        if live.value(setting) != recorded.value(setting):
+        if setting == "attributes":
+            if not same_attributes(live.attributes, recorded.attributes):
+                found.append(setting)
+        elif live.value(setting) != recorded.value(setting):
             found.append(setting)
     return found
 
@@ -69,10 +98,12 @@ def differences(live: PushSettings, record: StackRecord) -> list[str]:
 def check(facts: SubscriptionFacts) -> Iterator[Result]:
     """Per stack that manages the subscription: a violation naming the fields that differ, or
     that the subscription was deleted out of band; undecided when what differs cannot be told
-    (encrypted values, a project the export does not hold). Nothing without stacks."""
+    (encrypted values, a project the export does not hold); and one violation when several
+    stacks manage it. Nothing without stacks."""
     managed = facts.management
     if managed is None:
         return
+    yield from _claimed(managed.records)
     for record in sorted(managed.records, key=lambda r: (r.stack, r.urn)):
         if managed.live is None:
             yield from _absent(facts, record, managed.project_in_export)
@@ -101,6 +132,20 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
                 stack=record.stack,
                 not_checked=",".join(hidden),
             )
+
+
+def _claimed(records: tuple[StackRecord, ...]) -> Iterator[Result]:
+    """A violation when more than one stack manages the subscription (their names sorted)."""
+    stacks = sorted({record.stack for record in records})
+    if len(stacks) > 1:
+        yield Result.violation(
+            f"{len(stacks)} given stacks manage this subscription ({'; '.join(stacks)}): each "
+            "deployment of one puts back the push settings it recorded, so the stack that "
+            "deployed last decides what runs.",
+            None,
+            stacks="; ".join(stacks),
+            fields="claimed",
+        )
 
 
 def _absent(facts: SubscriptionFacts, record: StackRecord, project_known: bool) -> Iterator[Result]:

@@ -38,6 +38,21 @@ def project(project_id: str, number: str) -> dict[str, Any]:
     }
 
 
+def organization() -> dict[str, Any]:
+    """The organization's own resource, which an organization-wide resource export lists (as
+    forseti's mock_cai_resources.dump does)."""
+    return {
+        "name": f"{CRM}{ORG}",
+        "asset_type": "cloudresourcemanager.googleapis.com/Organization",
+        "resource": {
+            "version": "v1",
+            "discovery_name": "Organization",
+            "data": {"name": ORG, "displayName": "acme.example", "lifecycleState": "ACTIVE"},
+        },
+        "ancestors": [ORG],
+    }
+
+
 def folder() -> dict[str, Any]:
     return {
         "name": f"{CRM}{FOLDER}",

@@ -6,6 +6,7 @@ import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,18 @@ class Audit:
             if f["asset_name"].endswith(f"/subscriptions/{subscription}")
             and f["status"] == "violation"
         }
+
+
+def fixture_inputs(root: Path = FIXTURES) -> tuple[list[str], dict[str, datetime]]:
+    """The third-party fixtures under ``root`` as an audit takes them: forseti's and the
+    scorecard's folders as they are (their copies of one asset agree), and each tfplan2cai file,
+    the assets one Terraform plan would create, as a snapshot of its own: several list the same
+    Cloud Run service and IAM policy differently and none says when, so only read times tell
+    which is current (:mod:`pushguard.audit.snapshots`). The times are the test's choice."""
+    plans = sorted((root / "tfplan2cai").glob("*.json"))
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    times = {str(plan): start + timedelta(hours=n) for n, plan in enumerate(plans)}
+    return [str(root / "forseti"), str(root / "cft-scorecard"), *times], times
 
 
 def audit(spark: SparkSession, paths: list[Path], out: Path, **options: Any) -> Audit:

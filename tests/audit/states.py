@@ -54,10 +54,11 @@ def push_config(
 
 
 class Stack:
-    """One stack's resources, written as an export or a checkpoint."""
+    """One stack's resources, written as an export or a checkpoint; ``time`` is its
+    deployment's ``manifest.time`` (when the update that wrote it ran)."""
 
-    def __init__(self, project: str, stack: str) -> None:
-        self.project, self.stack = project, stack
+    def __init__(self, project: str, stack: str, time: str = TIME) -> None:
+        self.project, self.stack, self.time = project, stack, time
         self.stack_urn = urn(stack, project, "pulumi:pulumi:Stack", f"{project}-{stack}")
         provider_urn = urn(stack, project, "pulumi:providers:gcp", "default_10_2_0")
         self.provider = f"{provider_urn}::0c5a7c7e-3c2b-4c55-9d5c-1f0ad7c0e9a1"
@@ -129,7 +130,7 @@ class Stack:
 
     def deployment(self) -> dict[str, Any]:
         return {
-            "manifest": {"time": TIME, "magic": "", "version": "v3.205.0"},
+            "manifest": {"time": self.time, "magic": "", "version": "v3.205.0"},
             "secrets_providers": {"type": "passphrase", "state": {"salt": "v1:abc"}},
             "resources": self.resources,
         }

@@ -16,6 +16,7 @@ from pyspark.sql.types import DataType, StructType
 from pushguard.audit.aggregates import (
     FINDING_COUNTS,
     FOLDER_OFFENDERS,
+    GOOGLE_MANAGED_COUNTS,
     PROJECT_OFFENDERS,
     SUBSCRIPTION_TOTALS,
     SUPERSEDED,
@@ -145,6 +146,7 @@ def test_aggregates_are_named_and_one_collect(spark: SparkSession, scenario_expo
         FOLDER_OFFENDERS,
         WORST_SUBSCRIPTIONS,
         SUPERSEDED,
+        GOOGLE_MANAGED_COUNTS,
     ]
     aggregates = collect_aggregates(facts, findings)
     assert aggregates.subscriptions == 12

@@ -11,12 +11,15 @@ from pyspark.sql import SparkSession
 
 from pushguard.audit.summary import AuditSummary
 
-from .conftest import FIXTURES, Audit, audit
+from .conftest import FIXTURES, Audit, audit, fixture_inputs
 
 
 @pytest.fixture(scope="module")
 def fixture_audit(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Audit:
-    return audit(spark, [FIXTURES], tmp_path_factory.mktemp("fixtures"))
+    paths, times = fixture_inputs()
+    return audit(
+        spark, [Path(p) for p in paths], tmp_path_factory.mktemp("fixtures"), snapshot_times=times
+    )
 
 
 def _lines(path: Path) -> list[str]:

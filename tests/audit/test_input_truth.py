@@ -11,13 +11,14 @@ import json
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
 
-from pushguard.audit.read import DOCUMENT, LINES, file_shape
+from pushguard.audit.read import DOCUMENT, LINES, InputError, file_shape
 
 from . import cai
 from .conftest import Audit, audit, write_lines
@@ -25,6 +26,8 @@ from .conftest import Audit, audit, write_lines
 ORDERS, ORDERS_N = "acme-orders", "123456789012"
 HTTP, HTTPS = "http://orders.example.com/push", "https://orders.example.com/push"
 SUBSCRIPTION = "pubsub.googleapis.com/Subscription"
+READ_TIME = datetime(2024, 7, 1, tzinfo=UTC)
+"""The export folder is one snapshot: every file in it read at this time."""
 
 
 def _sub(name: str, endpoint: str, update_time: str | None = None) -> dict[str, Any]:
@@ -37,8 +40,9 @@ def _sub(name: str, endpoint: str, update_time: str | None = None) -> dict[str, 
 def build(root: Path) -> Path:
     """An export folder with one case of each input problem the issue lists."""
     export = root / "export"
-    # 1. duplicates: two exports of different dates (the older first by file order), and one
-    # file with the same subscription twice (older line first); camelCase updateTime too
+    # 1. duplicates in one snapshot (the folder is given with one read time): two files of
+    # different dates (the older first by file order), and one file with the same subscription
+    # twice (older line first); the asset's newest change wins; camelCase updateTime too
     write_lines(
         export / "2024-01" / "assets.json",
         [
@@ -54,8 +58,6 @@ def build(root: Path) -> Path:
             _sub("broken-since", HTTP, "2024-06-01T00:00:00+02:00"),
             _sub("twice", HTTP, "2024-03-01T00:00:00Z"),
             dict(_sub("twice", HTTPS), updateTime="2024-03-02T00:00:00Z"),
-            _sub("tie", HTTP, "2024-03-01T00:00:00Z"),
-            _sub("tie", HTTPS, "2024-03-01T00:00:00Z"),
         ],
     )
     # 2. a newline-delimited file whose first line is a JSON array
@@ -90,7 +92,8 @@ def truth_run(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> 
     spark.catalog.clearCache()
     context = spark.sparkContext._jsc.sc()
     blocks_before = context.getPersistentRDDs().size()
-    result = audit(spark, [build(root)], root / "out")
+    export = build(root)
+    result = audit(spark, [export], root / "out", snapshot_times={str(export): READ_TIME})
     released = (
         bool(spark._jsparkSession.sharedState().cacheManager().isEmpty())
         and context.getPersistentRDDs().size() == blocks_before  # its checkpoints too
@@ -139,19 +142,31 @@ def _endpoint_violation(result: Audit, name: str) -> bool:
 
 
 def test_the_newest_copy_of_a_duplicated_asset_is_evaluated(truth: Audit) -> None:
-    assert not _endpoint_violation(truth, "fixed-since")  # fixed in the newer export
-    assert _endpoint_violation(truth, "broken-since")  # broken in the newer export
+    assert not _endpoint_violation(truth, "fixed-since")  # fixed in the newer copy
+    assert _endpoint_violation(truth, "broken-since")  # broken in the newer copy
     assert not _endpoint_violation(truth, "twice")  # the later line of one file is newer
-    assert _endpoint_violation(truth, "tie")  # same time: the first by file and line
+
+
+def test_two_different_copies_of_one_time_are_never_decided_by_name(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Same update_time, different content, one snapshot: nothing says which is current, so
+    the run stops naming the asset (it used to take the first by file and line)."""
+    export = tmp_path / "export"
+    write_lines(export / "a.json", [_sub("tie", HTTP, "2024-03-01T00:00:00Z")])
+    write_lines(export / "b.json", [_sub("tie", HTTPS, "2024-03-01T00:00:00Z")])
+    with pytest.raises(InputError, match="cannot tell") as raised:
+        audit(spark, [export], tmp_path / "out", snapshot_times={str(export): READ_TIME})
+    assert "subscriptions/tie" in str(raised.value)
 
 
 def test_superseded_copies_are_counted_and_never_evaluated(truth: Audit) -> None:
-    assert truth.summary["superseded_by_type"] == {SUBSCRIPTION: 4}
+    assert truth.summary["superseded_by_type"] == {SUBSCRIPTION: 3}
     names = [f["asset_name"] for f in truth.findings if f["rule_id"] == "push-endpoint-https"]
     assert len(names) == len(set(names))  # each subscription once
-    # fixed-since, broken-since, twice, tie, after-array, gzipped, pretty, between-blanks,
+    # fixed-since, broken-since, twice, after-array, gzipped, pretty, between-blanks,
     # after-blanks (the hidden file is not read)
-    assert truth.summary["subscriptions"]["evaluated"] == 9
+    assert truth.summary["subscriptions"]["evaluated"] == 8
 
 
 def test_every_line_after_a_first_line_array_is_evaluated(truth: Audit) -> None:
@@ -194,7 +209,14 @@ def test_redirected_stderr_has_no_spark_stage_bars(truth: Audit, tmp_path: Path)
     env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON",)}
     with stderr.open("w") as err:
         done = subprocess.run(
-            [str(script), "audit", str(truth.out.parent / "export"), "--out", str(tmp_path / "o")],
+            [
+                str(script),
+                "audit",
+                "--snapshot",
+                f"{READ_TIME.isoformat()}={truth.out.parent / 'export'}",
+                "--out",
+                str(tmp_path / "o"),
+            ],
             stdout=subprocess.PIPE,
             stderr=err,
             text=True,

@@ -322,3 +322,136 @@ def test_the_pack_registers_both_rules_and_never_decides_them() -> None:
         reported: list[str] = []
         policy.validate(object(), lambda message, urn=None, seen=reported: seen.append(message))
         assert reported == []
+
+
+# Stacks are who they are (issue 35, item 2): two self-managed backends built from one template
+# each hold `organization/infra/prod` with a subscription `events` (same name, same URN, other
+# projects); both also claim one subscription; and one stack's state is given as two dated
+# `pulumi stack export` files, the older first by name.
+TEAM_A, TEAM_A_N = "team-a-prod", "111000111000"
+TEAM_B, TEAM_B_N = "team-b-prod", "222000222000"
+RUN_A = "https://events-a-3kq2x7ab9c-ew.a.run.app/push"
+RUN_B = "https://events-b-3kq2x7ab9c-ew.a.run.app/push"
+EVIL = "https://evil.example/collect"
+OCTOBER, NOVEMBER = "2026-10-05T08:00:00.5Z", "2026-11-02T09:14:07.123456789+01:00"
+
+
+def _team_sub(project: str, number: str, name: str, endpoint: str) -> dict:
+    account = f"events@{project}.iam.gserviceaccount.com"
+    return cai.subscription(project, number, name, endpoint, account, "events")
+
+
+def build_template_export(folder: Path) -> Path:
+    assets = [
+        cai.folder(),
+        cai.project(TEAM_A, TEAM_A_N),
+        cai.project(TEAM_B, TEAM_B_N),
+        cai.project(ORDERS, ORDERS_N),
+        _team_sub(TEAM_A, TEAM_A_N, "events", RUN_A),
+        _team_sub(TEAM_B, TEAM_B_N, "events", EVIL),  # team B's endpoint, re-pointed by hand
+        _team_sub(TEAM_A, TEAM_A_N, "shared", RUN_A),
+        _sub("dated"),
+    ]
+    return write_lines(folder / "export.json", assets)
+
+
+def _backend(root: Path, project: str, number: str, endpoint: str) -> Path:
+    stack = Stack("infra", "prod")
+    account = f"events@{project}.iam.gserviceaccount.com"
+    stack.subscription(project, "events", push_config(endpoint, account, "events"))
+    account_a = f"events@{TEAM_A}.iam.gserviceaccount.com"
+    stack.subscription(TEAM_A, "shared", push_config(RUN_A, account_a, "events"))
+    write(root / ".pulumi" / "stacks" / "infra" / "prod.json", stack.checkpoint("organization"))
+    return root
+
+
+def _dated(folder: Path, time: str, endpoint: str, name: str) -> Path:
+    stack = Stack("orders", "dev", time=time)
+    stack.subscription(ORDERS, "dated", push_config(endpoint, PUSH, "orders"))
+    return write(folder / name, stack.export())
+
+
+def build_template_states(folder: Path) -> list[Path]:
+    exports = folder / "exports"
+    _dated(exports, OCTOBER, OLD_RUN, "orders-dev-2026-10.json")
+    _dated(exports, NOVEMBER, RUN, "orders-dev-2026-11.json")
+    return [
+        _backend(folder / "backend-a", TEAM_A, TEAM_A_N, RUN_A),
+        _backend(folder / "backend-b", TEAM_B, TEAM_B_N, RUN_B),
+        exports,
+    ]
+
+
+@pytest.fixture(scope="module")
+def template(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Run:
+    tmp = tmp_path_factory.mktemp("template")
+    return run(tmp, build_template_export(tmp / "in"), build_template_states(tmp / "states"))
+
+
+def _named(run_: Run, project: str, name: str) -> list[dict[str, Any]]:
+    return [
+        r
+        for r in run_.findings()
+        if r["rule_id"] in RULE_IDS and r["asset_name"].endswith(f"/{project}/subscriptions/{name}")
+    ]
+
+
+def test_two_backends_with_one_stack_name_both_count(template: Run) -> None:
+    """Team B's `events` is managed (by its own backend's `organization/infra/prod`), and the
+    drift of its endpoint to evil.example is reported, naming that backend."""
+    assert template.code != 2, template.stderr
+    assert _named(template, TEAM_A, "events") == []
+    [drift] = _named(template, TEAM_B, "events")
+    backend_b = str((template.out.parent / "states" / "backend-b").resolve())
+    assert drift["rule_id"] == "push-state-drift" and drift["status"] == "violation"
+    assert drift["evidence"] == {
+        "stack": f"organization/infra/prod ({backend_b})",
+        "fields": "push_endpoint",
+    }
+    assert "live https://evil.example/collect" in drift["message"]
+    stacks = template.summary["stacks"]
+    assert stacks["drifted_by_stack"] == {f"organization/infra/prod ({backend_b})": 1}
+    assert stacks["unmanaged"] == 0 and stacks["managed"] == 4
+
+
+def test_a_subscription_two_stacks_manage_is_reported(template: Run) -> None:
+    [claimed] = _named(template, TEAM_A, "shared")
+    root = (template.out.parent / "states").resolve()
+    names = [f"organization/infra/prod ({root / b})" for b in ("backend-a", "backend-b")]
+    assert claimed["rule_id"] == "push-state-drift" and claimed["status"] == "violation"
+    assert claimed["evidence"] == {"stacks": "; ".join(names), "fields": "claimed"}
+    assert "2 given stacks manage this subscription" in claimed["message"]
+    assert template.summary["stacks"]["claimed_by_several_stacks"] == 1
+
+
+def test_the_newest_snapshot_of_a_stack_is_used_and_the_summary_says_which(
+    template: Run,
+) -> None:
+    """The October export sorts first by name; its November snapshot (the live endpoint) is
+    the stack's state, so `dated` has not drifted."""
+    assert _named(template, ORDERS, "dated") == []
+    exports = template.out.parent / "states" / "exports"
+    assert template.summary["stacks"]["snapshots"] == [
+        {
+            "stack": "orders/dev",
+            "used": str(exports / "orders-dev-2026-11.json"),
+            "manifest_time": "2026-11-02T08:14:07.123456789Z",
+            "ignored": [str(exports / "orders-dev-2026-10.json")],
+        }
+    ]
+    assert template.summary["stacks"]["states"] == 4
+    report = (template.out / "report.html").read_text()
+    assert "<h2>Stacks given more than once</h2>" in report
+    assert "orders-dev-2026-10.json" in report and "2026-11-02T08:14:07.123456789Z" in report
+
+
+def test_two_snapshots_of_one_time_that_differ_stop_the_run(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    states = tmp_path / "states"
+    _dated(states, NOVEMBER, OLD_RUN, "one.json")
+    _dated(states, NOVEMBER, RUN, "two.json")
+    failed = run(tmp_path, build_template_export(tmp_path / "in"), [states])
+    assert failed.code == 2
+    assert "same manifest.time" in failed.stderr and "one.json" in failed.stderr
+    assert not (tmp_path / "out").exists()

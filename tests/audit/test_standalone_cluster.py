@@ -40,7 +40,7 @@ import pyspark
 import pytest
 
 from . import cai
-from .conftest import FIXTURES, write_lines
+from .conftest import FIXTURES, fixture_inputs, write_lines
 
 pytestmark = pytest.mark.slow
 
@@ -289,6 +289,15 @@ def export(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+def audit_inputs(export: Path) -> list[str]:
+    """The export's inputs as arguments: the scenario and the fixtures, each tfplan2cai plan
+    as a snapshot of its own (:func:`tests.audit.conftest.fixture_inputs`)."""
+    paths, times = fixture_inputs(export / "fixtures")
+    undated = [p for p in paths if p not in times]
+    dated = [f"--snapshot={time.isoformat()}={path}" for path, time in times.items()]
+    return [str(export / "scenario"), *undated, *dated]
+
+
 @dataclass
 class _Started:
     process: subprocess.Popen[bytes]
@@ -362,7 +371,7 @@ def _submit(
     ]
     if py_files is not None:
         command += ["--py-files", str(py_files)]
-    command += [str(MAIN_SCRIPT), str(export), "--out", str(out)]
+    command += [str(MAIN_SCRIPT), *audit_inputs(export), "--out", str(out)]
     out.parent.mkdir(parents=True, exist_ok=True)
     return _start(command, cluster.env, out.parent, "spark-submit")
 
@@ -420,7 +429,7 @@ def test_shipped_audit_on_the_cluster_matches_local_mode(
     # the reference, meanwhile: the same export in local mode (the default master, local[*])
     reference = _finish(
         _start(
-            [sys.executable, "-m", "pushguard.audit", str(export), "--out", str(local)],
+            [sys.executable, "-m", "pushguard.audit", *audit_inputs(export), "--out", str(local)],
             {**cluster.env, "PATH": f"{Path(sys.executable).parent}:{cluster.env['PATH']}"},
             tmp_path,
             "local",

@@ -258,6 +258,13 @@ REFUSALS = [
         "not supported for push subscriptions",
     ),
     ({"ack_deadline_seconds": "60"}, "ack_deadline_seconds", "an integer"),
+    ({"expiration_ttl": "86400s"}, "expiration_ttl", "not be shorter than the message retention"),
+    ({"filter": 'eventType = "order.paid"'}, "filter", "attribute KEY is written attributes.KEY"),
+    (
+        {"push_endpoint": "https://orders-210987654321.us-central1.run.app/push"},
+        "target.location",
+        "set target.location to 'us-central1'",
+    ),
 ]
 
 

@@ -154,5 +154,6 @@ def test_the_receiver_without_its_extra_names_the_extra(missing: str) -> None:
     assert done.returncode == 1
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("ImportError: "), last
-    assert 'pip install "pushguard[receiver]"' in last
+    pinned = "git+https://github.com/pushguard/pushguard@REF"
+    assert f'pip install "pushguard[receiver] @ {pinned}"' in last
     assert repr(missing) in last

@@ -1,7 +1,7 @@
 // The orders service's push subscription, from TypeScript. `@pulumi/pushguard` is the SDK that
 // `pulumi package add ../..` generates from the plugin's schema (from another repository:
-// `pulumi package add github.com/pushguard/pushguard/components@vX.Y.Z`); see Pulumi.yaml for the
-// set-up commands.
+// `pulumi package add github.com/pushguard/pushguard/components@REF`, REF a commit or a release
+// tag: docs/install.md); see Pulumi.yaml for the set-up commands.
 import * as pulumi from "@pulumi/pulumi";
 import * as pushguard from "@pulumi/pushguard";
 

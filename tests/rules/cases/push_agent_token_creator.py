@@ -54,6 +54,40 @@ FACT_CASES: list[FactCase] = [
     fact(
         RULE_ID,
         "pass",
+        "the service agent's own role on the project carries the permission",
+        push_auth_account_grants=(
+            IamGrant(role="roles/pubsub.serviceAgent", member=AGENT, resource="projects/1"),
+        ),
+    ),
+    fact(
+        RULE_ID,
+        "fail",
+        "editor does not carry the permission",
+        push_auth_account_grants=(IamGrant(role="roles/editor", member=AGENT),),
+    ),
+    fact(
+        RULE_ID,
+        "pass",
+        "a custom role that carries it, as the source states",
+        push_auth_account_grants=(
+            IamGrant(
+                role="projects/acme-orders/roles/signer",
+                member=AGENT,
+                permissions=("iam.serviceAccounts.getOpenIdToken",),
+            ),
+        ),
+    ),
+    fact(
+        RULE_ID,
+        "fail",
+        "a custom role that does not carry it, as the source states",
+        push_auth_account_grants=(
+            IamGrant(role="projects/acme-orders/roles/reader", member=AGENT, permissions=()),
+        ),
+    ),
+    fact(
+        RULE_ID,
+        "pass",
         "known granted elsewhere",
         push_auth_account_grants=(),
         token_creator_known_granted=True,

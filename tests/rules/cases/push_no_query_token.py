@@ -25,6 +25,16 @@ FACT_CASES: list[FactCase] = [
     fact(RULE_ID, "fail", "token", push_endpoint=f"{RUN_URL}?token=s3cr3t"),
     fact(RULE_ID, "fail", "api key spelled oddly", push_endpoint=f"{RUN_URL}?API-Key=x"),
     fact(RULE_ID, "fail", "blank secret", push_endpoint=f"{RUN_URL}?secret="),
+    fact(RULE_ID, "fail", "x-api-key", push_endpoint=f"{RUN_URL}?x-api-key=k"),
+    fact(RULE_ID, "fail", "azure functions code", push_endpoint=f"{RUN_URL}?code=k"),
+    fact(
+        RULE_ID,
+        "fail",
+        "webhook verify token",
+        push_endpoint=f"{RUN_URL}?hub.mode=subscribe&hub.verify_token=k",
+        message=("(parameter hub.verify_token)",),
+    ),
+    fact(RULE_ID, "pass", "names that only contain one", push_endpoint=f"{RUN_URL}?zipcode=1"),
     fact(
         RULE_ID,
         "fail",

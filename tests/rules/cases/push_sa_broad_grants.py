@@ -12,6 +12,7 @@ from tests.crossguard.wire import PUSH_SA, sa_member, subscription
 from tests.rules.cases._build import TOKEN, FactCase, WireCase, fact, wire
 
 RULE_ID = "push-sa-broad-grants"
+POOL = "principalSet://iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p/*"
 
 FACT_CASES: list[FactCase] = [
     fact(RULE_ID, "pass", "agent only", push_auth_account_grants=(TOKEN,)),
@@ -50,6 +51,63 @@ FACT_CASES: list[FactCase] = [
         push_auth_account_grants=(
             IamGrant(role="roles/iam.serviceAccountTokenCreator", member="allAuthenticatedUsers"),
         ),
+    ),
+    fact(
+        RULE_ID,
+        "fail",
+        "token creator to all authenticated, as older Terraform states spell it",
+        push_auth_account_grants=(
+            IamGrant(role="roles/iam.serviceAccountTokenCreator", member="allauthenticatedusers"),
+        ),
+    ),
+    fact(
+        RULE_ID,
+        "fail",
+        "workload identity user to a pool",
+        push_auth_account_grants=(IamGrant(role="roles/iam.workloadIdentityUser", member=POOL),),
+        message=("iam.serviceAccounts.getOpenIdToken",),
+    ),
+    fact(
+        RULE_ID,
+        "fail",
+        "account admin to all authenticated",
+        push_auth_account_grants=(
+            IamGrant(role="roles/iam.serviceAccountAdmin", member="allAuthenticatedUsers"),
+        ),
+        message=("iam.serviceAccounts.setIamPolicy",),
+    ),
+    fact(
+        RULE_ID,
+        "fail",
+        "editor to a domain on the project",
+        push_auth_account_grants=(
+            IamGrant(role="roles/editor", member="domain:example.com", resource="projects/123"),
+        ),
+        message=("on projects/123, which carries iam.serviceAccounts.actAs",),
+    ),
+    fact(
+        RULE_ID,
+        "fail",
+        "owner to a domain",
+        push_auth_account_grants=(IamGrant(role="roles/owner", member="domain:example.com"),),
+    ),
+    fact(
+        RULE_ID,
+        "fail",
+        "a custom role whose permissions the source gives",
+        push_auth_account_grants=(
+            IamGrant(
+                role="projects/acme-orders/roles/helper",
+                member="allUsers",
+                permissions=("iam.serviceAccounts.signJwt",),
+            ),
+        ),
+    ),
+    fact(
+        RULE_ID,
+        "pass",
+        "editor to a group (not broad)",
+        push_auth_account_grants=(IamGrant(role="roles/editor", member="group:ops@example.com"),),
     ),
 ]
 

@@ -27,6 +27,24 @@ def hidden(*fields: str, **recorded: object) -> StackRecord:
 FACT_CASES: list[FactCase] = [
     fact(RULE_ID, "pass", "no --stacks (not checked)", management=None),
     fact(RULE_ID, "pass", "matches", management=Management(records=(record(),), live=LIVE)),
+    fact(
+        RULE_ID,
+        "pass",
+        "the x-goog-version Pub/Sub set itself",
+        management=Management(
+            records=(record(),), live=LIVE.model_copy(update={"attributes": ("x-goog-version=v1",)})
+        ),
+    ),
+    fact(
+        RULE_ID,
+        "fail",
+        "another push format",
+        management=Management(
+            records=(record(),),
+            live=LIVE.model_copy(update={"attributes": ("x-goog-version=v1beta1",)}),
+        ),
+        message=("attributes: live x-goog-version=v1beta1, stack none",),
+    ),
     fact(RULE_ID, "pass", "unmanaged (push-unmanaged reports)", management=Management(live=LIVE)),
     fact(
         RULE_ID,
