@@ -17,6 +17,7 @@ from pushguard.policy.exceptions import utc_today
 
 from . import cai
 from .conftest import Audit, audit, write_lines
+from .test_google_managed import GCB
 from .test_stacks import Run, run
 
 ORDERS, ORDERS_N = "acme-orders", "123456789012"
@@ -222,9 +223,9 @@ def _item(resource: str, reason: str, days: int = 30) -> dict[str, str]:
 
 
 def exceptions_config() -> dict[str, Any]:
-    """Three exceptions that match (by CAI full name, expired, by project number) and five that
+    """Three exceptions that match (by CAI full name, expired, by project number) and six that
     cannot (a disabled policy, a rule that needs --stacks, a URN, a subscription not in the
-    export, one with no finding of its policy)."""
+    export, one with no finding of its policy, a Google-managed subscription)."""
     orders = f"projects/{ORDERS}/subscriptions"
     return {
         "push-endpoint-https": {
@@ -234,6 +235,7 @@ def exceptions_config() -> dict[str, Any]:
             "exceptions": [
                 _item(f"{orders}/no-oidc", "was accepted", days=-1),
                 _item(f"{orders}/compliant", "fixed since"),
+                _item(f"{orders}/gcb-deploy-on-release", "Cloud Build's own"),
             ]
         },
         "push-agent-token-creator": {
@@ -273,7 +275,11 @@ def run_command(root: Path, assets: list[dict], config: dict[str, Any]) -> Run:
 @pytest.fixture(scope="module")
 def excepted(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Run:
     # a second perimeter, in the ServicePerimeter resource form, holds the payments project too
-    assets = [*build_export(), cai.perimeter_resource("pay-restricted", PAY_N)]
+    assets = [
+        *build_export(),
+        cai.perimeter_resource("pay-restricted", PAY_N),
+        cai.subscription(ORDERS, ORDERS_N, "gcb-deploy-on-release", f"{GCB}global"),
+    ]
     done = run_command(tmp_path_factory.mktemp("excepted"), assets, exceptions_config())
     assert done.code == 1, done.stderr
     return done
@@ -294,27 +300,29 @@ def test_an_exception_by_project_number_excepts_its_finding(excepted: Run) -> No
 def test_exceptions_that_match_nothing_are_listed_with_why(excepted: Run) -> None:
     orders = f"projects/{ORDERS}/subscriptions"
     use = excepted.summary["exceptions"]
-    assert (use["given"], use["matched"]) == (8, 3)
+    assert (use["given"], use["matched"]) == (9, 3)
     whys = {(u["policy"], u["resource"]): u["why"] for u in use["unused"]}
     assert set(whys) == {
         ("push-audience-explicit", f"{orders}/no-oidc"),
         ("push-auth-oidc", f"{orders}/compliant"),
+        ("push-auth-oidc", f"{orders}/gcb-deploy-on-release"),
         ("push-sa-same-project", f"{orders}/deleted-long-ago"),
         ("push-sa-same-project", URN),
         ("push-unmanaged", f"{orders}/no-oidc"),
     }
     assert "disabled" in whys[("push-audience-explicit", f"{orders}/no-oidc")]
     assert "risk may be gone" in whys[("push-auth-oidc", f"{orders}/compliant")]
+    assert "Google-managed" in whys[("push-auth-oidc", f"{orders}/gcb-deploy-on-release")]
     assert (
         "no subscription of this name is in the export"
         in whys[("push-sa-same-project", f"{orders}/deleted-long-ago")]
     )
     assert "URN" in whys[("push-sa-same-project", URN)]
     assert "--stacks" in whys[("push-unmanaged", f"{orders}/no-oidc")]
-    assert [u["expires"] for u in use["unused"]] == [_days(30)] * 5
-    assert "exceptions: 3 of 8 matched a finding, 5 unused" in excepted.stdout
+    assert [u["expires"] for u in use["unused"]] == [_days(30)] * 6
+    assert "exceptions: 3 of 9 matched a finding, 6 unused" in excepted.stdout
     report = report_of(excepted)
-    assert "3 of 8 exceptions in the policy config matched a finding; 5 matched nothing" in report
+    assert "3 of 9 exceptions in the policy config matched a finding; 6 matched nothing" in report
     for (_, resource), why in whys.items():
         assert f"<code>{resource}</code>" in report and why in report
 
