@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from pushguard.audit.command import run
+from pushguard.audit.coverage import BLIND_MODES
 from pushguard.audit.options import FAIL_ON
 from pushguard.audit.parse import DEFAULT_MAX_LINE_BYTES
 
@@ -41,6 +42,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-line-bytes", type=int, default=DEFAULT_MAX_LINE_BYTES)
     parser.add_argument(
         "--baseline", help="a previous audit's --out: mark findings new or existing, list resolved"
+    )
+    parser.add_argument(
+        "--accept-baseline-mismatch",
+        action="store_true",
+        help="compare with a --baseline of other organisations or policy settings (recorded)",
+    )
+    parser.add_argument(
+        "--fail-on-blind",
+        choices=BLIND_MODES,
+        default="nothing-read",
+        help="exit 2 when nothing could be read (default), also when a gated rule's inputs "
+        "are missing (missing-inputs), or never",
     )
     parser.add_argument(
         "--stacks",
@@ -74,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         baseline=options.baseline,
         stacks=options.stacks,
         snapshots=options.snapshot,
+        accept_baseline_mismatch=options.accept_baseline_mismatch,
+        fail_on_blind=options.fail_on_blind,
     )
 
 

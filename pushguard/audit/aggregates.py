@@ -6,7 +6,8 @@ Each aggregate is a frame of one named struct column (:data:`FINDING_COUNTS`,
 :data:`WORST_SUBSCRIPTIONS`, :data:`SUPERSEDED`, :data:`GOOGLE_MANAGED_COUNTS`), with named
 fields; they are unioned by name
 (each row carries one of the structs, the others null) so that one ``collect`` runs them all,
-and come back as typed rows (:class:`Aggregates`). Each part is at most a few hundred rows.
+and come back as typed rows (:class:`Aggregates`). Each part is at most a few hundred rows. With
+:data:`COVERAGE` (what the run read: :func:`coverage_counts`) there are seven.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
+from pushguard.audit.coverage import IAM_POLICIES, SERVICE_PERIMETERS
 from pushguard.rules.google_managed import GOOGLE_MANAGED
 
 TOP = 25
@@ -28,6 +30,8 @@ FOLDER_OFFENDERS = "folder_offenders"
 WORST_SUBSCRIPTIONS = "worst_subscriptions"
 SUPERSEDED = "superseded"
 GOOGLE_MANAGED_COUNTS = "google_managed_counts"
+
+COVERAGE = "coverage"
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,12 @@ class Aggregates:
     """Copies superseded by a newer copy of the same asset, per asset type."""
     google_managed: dict[str, int] = field(default_factory=dict)
     """Google-managed subscriptions (findings rows of status ``google-managed``) per product."""
+
+    read: dict[str, int] = field(default_factory=dict)
+    """IAM policies and service perimeters read (:data:`COVERAGE`), by
+    :data:`~pushguard.audit.coverage.INPUTS` key."""
+    organizations: list[str] = field(default_factory=list)
+    """The organisations the assets read belong to (``organizations/N``), sorted."""
 
 
 def _one_row_per_violation(findings: DataFrame) -> DataFrame:
@@ -182,14 +192,60 @@ def superseded_copies(superseded: DataFrame) -> DataFrame:
     return superseded.select(F.struct("asset_type", "copies").alias(SUPERSEDED))
 
 
+def _organization(ancestors: Column) -> Column:
+    """The last of ``ancestors`` when it is an organisation (``organizations/N``), else null."""
+    top = F.element_at(ancestors, -1)
+    return F.when(top.startswith("organizations/"), top)
+
+
+def coverage_counts(
+    resources: DataFrame, policies: DataFrame, perimeters: DataFrame, facts: DataFrame
+) -> DataFrame:
+    """:data:`COVERAGE`: struct of ``input``, ``count``, ``organization``: one row counting the
+    IAM ``policies`` (``input`` ``iam-policies``), one the ``perimeters``
+    (``service-perimeters``), and one per organisation (``input`` ``organization``) the
+    ``resources``, ``policies``, ``perimeters`` (parsed assets, newest copies) or the joined
+    subscription ``facts`` (their derived ``ancestors``) belong to, or that is itself an asset
+    read. Lazy."""
+    counted = [
+        frame.agg(F.count(F.lit(1)).alias("count")).select(
+            F.lit(key).alias("input"), "count", F.lit(None).cast("string").alias("organization")
+        )
+        for key, frame in ((IAM_POLICIES, policies), (SERVICE_PERIMETERS, perimeters))
+    ]
+    named = F.regexp_extract(
+        "name", r"^//cloudresourcemanager\.googleapis\.com/(organizations/[0-9]+)$", 1
+    )
+    organizations = (
+        resources.select(_organization(F.col("ancestors")).alias("organization"))
+        .unionByName(policies.select(_organization(F.col("ancestors")).alias("organization")))
+        .unionByName(perimeters.select(_organization(F.col("ancestors")).alias("organization")))
+        .unionByName(facts.select(_organization(F.col("ancestors")).alias("organization")))
+        .unionByName(resources.select(F.when(named != "", named).alias("organization")))
+        .filter(F.col("organization").isNotNull())
+        .distinct()
+        .select(
+            F.lit("organization").alias("input"),
+            F.lit(None).cast("long").alias("count"),
+            "organization",
+        )
+    )
+    rows = counted[0].unionByName(counted[1]).unionByName(organizations)
+    return rows.select(F.struct("input", "count", "organization").alias(COVERAGE))
+
+
 def aggregates_frame(
-    facts: DataFrame, findings: DataFrame, superseded: DataFrame | None = None
+    facts: DataFrame,
+    findings: DataFrame,
+    superseded: DataFrame | None = None,
+    coverage: DataFrame | None = None,
 ) -> DataFrame:
     """The aggregates in one frame, unioned by name: one column per aggregate (the names
     above, in that order), each row non-null in exactly one of them. ``facts`` are joined rows
     (:data:`~pushguard.audit.schemas.JOINED_SCHEMA`), ``findings`` rows of
     :data:`~pushguard.audit.schemas.FINDINGS_DDL`, ``superseded`` the counts of
-    :meth:`~pushguard.audit.join.AssetCopies.superseded` (None: none). Lazy."""
+    :meth:`~pushguard.audit.join.AssetCopies.superseded` (None: none), ``coverage`` the rows of
+    :func:`coverage_counts` (None: not counted). Lazy."""
     parts = [
         finding_counts(findings),
         subscription_totals(facts),
@@ -200,6 +256,8 @@ def aggregates_frame(
     ]
     if superseded is not None:
         parts.append(superseded_copies(superseded))
+    if coverage is not None:
+        parts.append(coverage)
     frame = parts[0]
     for part in parts[1:]:
         frame = frame.unionByName(part, allowMissingColumns=True)
@@ -211,18 +269,24 @@ def aggregates_frame(
         WORST_SUBSCRIPTIONS,
         F.col(SUPERSEDED) if superseded is not None else F.lit(None).alias(SUPERSEDED),
         GOOGLE_MANAGED_COUNTS,
+        F.col(COVERAGE) if coverage is not None else F.lit(None).alias(COVERAGE),
     )
 
 
 def collect_aggregates(
-    facts: DataFrame, findings: DataFrame, superseded: DataFrame | None = None
+    facts: DataFrame,
+    findings: DataFrame,
+    superseded: DataFrame | None = None,
+    coverage: DataFrame | None = None,
 ) -> Aggregates:
     """Run :func:`aggregates_frame` (one ``collect``) and type its rows."""
     result = Aggregates()
-    for row in aggregates_frame(facts, findings, superseded).collect():
+    for row in aggregates_frame(facts, findings, superseded, coverage).collect():
         _add(result, row)
     result.superseded = dict(sorted(result.superseded.items()))
     result.google_managed = dict(sorted(result.google_managed.items()))
+
+    result.organizations.sort()
     return result
 
 
@@ -244,3 +308,10 @@ def _add(result: Aggregates, row: Row) -> None:
     elif row[GOOGLE_MANAGED_COUNTS] is not None:
         counted = row[GOOGLE_MANAGED_COUNTS]
         result.google_managed[counted["product"]] = counted["subscriptions"]
+
+    elif row[COVERAGE] is not None:
+        part = row[COVERAGE]
+        if part["input"] == "organization":
+            result.organizations.append(part["organization"])
+        else:
+            result.read[part["input"]] = part["count"]

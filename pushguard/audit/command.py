@@ -24,8 +24,10 @@ from typing import TextIO
 
 from pyspark.sql import SparkSession
 
-from pushguard.audit.baseline import check_baseline, compare
+from pushguard.audit.baseline import BaselineError, check_baseline, compare
+from pushguard.audit.baseline_scope import settings_digests
 from pushguard.audit.bigquery import BigQueryInputError, is_bigquery, parse_input
+from pushguard.audit.coverage import BLIND_MODES
 from pushguard.audit.exception_use import exceptions_said
 from pushguard.audit.job import run_audit
 from pushguard.audit.options import FAIL_ON, AuditOptions, AuditResult
@@ -45,6 +47,7 @@ from pushguard.audit.report import render
 from pushguard.audit.snapshots import SnapshotUsageError, parse_snapshot
 from pushguard.audit.stacks import StacksInputError, state_files
 from pushguard.audit.summary import AuditSummary
+from pushguard.audit.summary_text import changes_text, unseen
 from pushguard.policy.config_file import PolicyConfigError, load_rule_config
 
 DEFAULT_MASTER = "local[*]"
@@ -78,15 +81,19 @@ def run(
     baseline: str | None = None,
     stacks: list[str] | None = None,
     snapshots: list[str] | None = None,
+    accept_baseline_mismatch: bool = False,
+    fail_on_blind: str = "nothing-read",
 ) -> int:
     """Run the audit; return 0, 1 (violations at or above ``fail_on``) or 2 (bad usage, failed
-    run). Messages go to ``stderr`` (default ``sys.stderr``); the summary line to stdout.
+    run, or a blind run under ``fail_on_blind``: :data:`~pushguard.audit.coverage.BLIND_MODES`).
+    Messages go to ``stderr`` (default ``sys.stderr``); the summary line to stdout.
     ``snapshots`` are ``--snapshot TIME=PATH`` values: exports with their read time, read after
     ``paths`` (:mod:`pushguard.audit.snapshots`).
 
     ``inputs`` are the ``--input`` values, BigQuery tables (``bigquery:PROJECT.DATASET.TABLE``
     or ``bigquery:PROJECT.DATASET.PREFIX*``), read after ``paths``; at least one of the two.
-    ``baseline`` is a previous audit's ``--out`` (:mod:`pushguard.audit.baseline`).
+    ``baseline`` is a previous audit's ``--out`` (:mod:`pushguard.audit.baseline`), refused when
+    of another organisation or policy config unless ``accept_baseline_mismatch``.
     ``stacks`` are Pulumi state files or folders (``--stacks``, :mod:`pushguard.audit.stacks`).
 
     Any failure of the run (Spark, the JVM, the executors, the output folder...) is one
@@ -104,8 +111,7 @@ def run(
             stacks=stacks or [],
             snapshots=snapshots or [],
         )
-        if baseline is not None:
-            check_baseline(baseline)
+        check_comparison(options, baseline, fail_on_blind, accept=accept_baseline_mismatch)
     except (
         AuditUsageError,
         BigQueryInputError,
@@ -119,7 +125,9 @@ def run(
     kept = f"the previous outputs in {out} are as they were; nothing was published"
     try:
         with _stopped_by_signals(), _py4j_quiet(not debug):
-            result = _run_on_spark(master, options, progress, baseline, debug=debug)
+            result = _run_on_spark(
+                master, options, progress, baseline, debug=debug, accept=accept_baseline_mismatch
+            )
     except (KeyboardInterrupt, Stopped) as stop:
         progress.close()
         if debug:
@@ -134,12 +142,47 @@ def run(
         progress.close()
         if debug:
             traceback.print_exception(error, file=stderr)
-        known = isinstance(error, InputError | AuditRunError)
+        known = isinstance(error, InputError | AuditRunError | BaselineError)
         print(f"pushguard audit: error: {error if known else describe(error)}; {kept}", file=stderr)
         return 2
     progress.close()
     print(summary_line(result.summary, out))
-    return result.exit_code(fail_on)
+    blind = result.blind(fail_on, fail_on_blind)
+    if blind is not None:
+        print(f"pushguard audit: error: {blind}; {BLIND_PUBLISHED.format(out=out)}", file=stderr)
+    return result.exit_code(fail_on, fail_on_blind)
+
+
+BLIND_PUBLISHED = (
+    "the outputs in {out} were published and say so (summary.json coverage, report.html); "
+    "--fail-on-blind never reports without failing"
+)
+"""The end of the error paragraph of a blind run (exit 2, outputs published)."""
+
+
+def check_comparison(
+    options: AuditOptions, baseline: str | None, fail_on_blind: str, *, accept: bool
+) -> None:
+    """Before Spark starts: ``fail_on_blind`` is one of
+    :data:`~pushguard.audit.coverage.BLIND_MODES`, and a ``baseline`` is a completed audit with
+    the same policy settings as ``options`` unless ``accept``
+    (:func:`~pushguard.audit.baseline.check_baseline`).
+
+    Raises:
+        AuditUsageError: ``fail_on_blind`` is not a mode.
+        OutputUsageError: the baseline cannot be compared with.
+    """
+    if fail_on_blind not in BLIND_MODES:
+        raise AuditUsageError(
+            f"--fail-on-blind: one of {', '.join(BLIND_MODES)}, not {fail_on_blind!r}"
+        )
+    if baseline is not None:
+        check_baseline(
+            baseline,
+            policy_settings=settings_digests(options.settings),
+            include_dry_run=options.include_dry_run,
+            accept_mismatch=accept,
+        )
 
 
 def audit_options(
@@ -230,6 +273,7 @@ def _run_on_spark(
     baseline: str | None = None,
     *,
     debug: bool = False,
+    accept: bool = False,
 ) -> AuditResult:
     """Start (or join) the session, check the executors, run the audit into a staging folder
     and publish it as ``options.out`` (:mod:`pushguard.audit.publish`); a run that fails or is
@@ -251,7 +295,9 @@ def _run_on_spark(
         if baseline is not None:
             progress.phase("comparing with the baseline")
             folder = OutputFolder(spark, staging)
-            summary, listed = compare(spark, folder, staging, baseline, result.summary)
+            summary, listed = compare(
+                spark, folder, staging, baseline, result.summary, accept_mismatch=accept
+            )
             folder.write_text("summary.json", summary.to_json())
             folder.write_text("report.html", render(summary, result.offenders or {}, listed))
             result = AuditResult(summary, result.offenders)
@@ -401,8 +447,7 @@ def summary_line(summary: AuditSummary, out: str) -> str:
     subscriptions = summary.subscriptions
     changes = summary.baseline
     against = (
-        f"; against the baseline {changes.new:,} new, {changes.existing:,} existing, "
-        f"{changes.resolved:,} resolved"
+        changes_text(changes)
         if changes is not None
         else "; no baseline given, so new and resolved findings are not computed (--baseline)"
     )
@@ -421,7 +466,7 @@ def summary_line(summary: AuditSummary, out: str) -> str:
         f"{lines.quarantined:,} quarantined; {subscriptions.evaluated:,} "
         f"subscriptions ({subscriptions.push:,} push); violations by level "
         f"{json.dumps(summary.findings.violations_by_level, sort_keys=True)}{set_aside}{against}"
-        f"{managed}{exceptions_said(summary.exceptions)}; outputs in {out}"
+        f"{managed}{unseen(summary)}{exceptions_said(summary.exceptions)}; outputs in {out}"
     )
 
 

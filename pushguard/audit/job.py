@@ -23,7 +23,7 @@ from typing import Any
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
-from pushguard.audit.aggregates import collect_aggregates
+from pushguard.audit.aggregates import collect_aggregates, coverage_counts
 from pushguard.audit.evaluate import arrow_evaluator, plan
 from pushguard.audit.exception_use import exception_use
 from pushguard.audit.join import AssetCopies, asset_copies, subscription_facts
@@ -149,9 +149,9 @@ class _Phases:
 def run_audit(
     spark: SparkSession, options: AuditOptions, progress: Progress | None = None
 ) -> AuditResult:
-    """Run the audit and write ``findings.parquet``, ``findings.jsonl``, ``quarantine/``,
-    ``summary.json`` and ``report.html`` under ``options.out``. ``progress`` is told each phase
-    (default: silent).
+    """Run the audit and write ``findings.parquet``, ``findings.jsonl``, ``evaluated.parquet``,
+    ``quarantine/``, ``summary.json`` and ``report.html`` under ``options.out``. ``progress`` is
+    told each phase (default: silent).
 
     Raises:
         InputError: an export path is missing or empty, or a BigQuery input cannot be read.
@@ -187,6 +187,7 @@ def run_audit(
         progress.phase("writing findings")
         out.single_file(ordered, "parquet", "findings.parquet")
         out.single_file(ordered, "json", "findings.jsonl")
+        write_evaluated(facts, out)
         clock.done("evaluate and write findings")
         progress.phase("writing quarantine")
         write_quarantine(spark, quarantined, scan, out)
@@ -205,6 +206,18 @@ def run_audit(
         )
     finally:
         persisted.release()
+
+
+EVALUATED = "evaluated.parquet"
+"""The subscriptions the rules ran on (``asset_name``, sorted): what a later run compared with
+this one as its ``--baseline`` (:mod:`pushguard.audit.baseline`) needs to tell a finding fixed
+from one not rechecked."""
+
+
+def write_evaluated(facts: DataFrame, out: OutputFolder) -> None:
+    """Write :data:`EVALUATED` from the joined ``facts`` (one row per subscription)."""
+    names = facts.select("asset_name").repartition(1).sortWithinPartitions("asset_name")
+    out.single_file(names, "parquet", EVALUATED)
 
 
 def _scan(
@@ -298,7 +311,9 @@ def _summarise(
     """Write ``report.html`` and ``summary.json`` (with the timings) from one collect of the
     aggregates over the persisted ``facts``, ``findings`` and asset ``copies``."""
     progress.phase("summarising")
-    aggregates = collect_aggregates(facts, findings, copies.superseded())
+    resources, policies = copies.newest()
+    read = coverage_counts(resources, policies, copies.perimeters, facts)
+    aggregates = collect_aggregates(facts, findings, copies.superseded(), read)
     summary = summarise(scan=scan, aggregates=aggregates, inputs=inputs, options=options)
     summary = summary.model_copy(update={"snapshots": _snapshot_counts(copies)})
     summary = summary.model_copy(update={"exceptions": exception_use(findings, facts, options)})

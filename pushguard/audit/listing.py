@@ -3,9 +3,10 @@
 so that a reader sees what was set aside), in the order a reader acts on them, at most
 :data:`REPORT_LIMIT` of them (all are in ``findings.jsonl``).
 
-With ``--baseline`` new findings come first (:mod:`pushguard.audit.baseline`); then mandatory
-before advisory (Google-managed rows have no level: last), violations before excepted findings
-before undecided results and Google-managed rows, then by subscription, rule and message.
+With ``--baseline`` new findings and those raised to a higher level come first
+(:mod:`pushguard.audit.baseline`); then mandatory before advisory (Google-managed rows have no
+level: last), violations before excepted findings before undecided results and Google-managed
+rows, then by subscription, rule and message.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def report_rows(findings: DataFrame, *, limit: int = REPORT_LIMIT) -> list[dict[
     has_change = "change" in findings.columns
     order = []
     if has_change:
-        order.append(F.when(F.col("change") == "new", 0).otherwise(1))
+        order.append(F.when(F.col("change").isin("new", "level-raised"), 0).otherwise(1))
     order += [
         F.when(F.col("level") == "mandatory", 0).when(F.col("level") == "advisory", 1).otherwise(2),
         F.when(F.col("status") == "violation", 0)

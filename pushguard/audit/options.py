@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from pushguard.audit.coverage import blindness
 from pushguard.audit.parse import DEFAULT_MAX_LINE_BYTES
 from pushguard.audit.summary import AuditSummary
 from pushguard.policy.settings import PackSettings
@@ -67,11 +68,34 @@ class AuditResult:
     """The report's tables (:func:`pushguard.audit.summarise.offenders`), to render the report
     again after a baseline comparison."""
 
-    def exit_code(self, fail_on: str = "mandatory") -> int:
-        """1 when a violation is at or above ``fail_on`` (one of :data:`FAIL_ON`), else 0.
+    def exit_code(self, fail_on: str = "mandatory", fail_on_blind: str = "nothing-read") -> int:
+        """2 when the run was blind under ``fail_on_blind`` (:meth:`blind`), else 1 when a
+        violation is at or above ``fail_on`` (one of :data:`FAIL_ON`), else 0. Whether a
+        finding is new to a baseline does not matter: a violation raised to mandatory fails
+        ``--fail-on mandatory`` like any other.
 
         Raises:
-            KeyError: ``fail_on`` is not one of :data:`FAIL_ON`.
+            KeyError: ``fail_on`` is not one of :data:`FAIL_ON`, or ``fail_on_blind`` not one of
+                :data:`~pushguard.audit.coverage.BLIND_MODES`.
         """
+        if self.blind(fail_on, fail_on_blind) is not None:
+            return 2
         by_level = self.summary.findings.violations_by_level
         return int(any(by_level.get(level, 0) for level in _FAILING_LEVELS[fail_on]))
+
+    def blind(self, fail_on: str = "mandatory", fail_on_blind: str = "nothing-read") -> str | None:
+        """Why the run fails closed for what it could not see (``--fail-on-blind``,
+        :func:`~pushguard.audit.coverage.blindness`; ``missing-inputs`` counts the rules at the
+        levels ``fail_on`` gates), or ``None``.
+
+        Raises:
+            KeyError: as :meth:`exit_code`.
+        """
+        coverage = self.summary.coverage
+        return blindness(
+            nothing_read=coverage.nothing_read,
+            missing=coverage.missing,
+            levels=self.summary.settings.levels,
+            failing_levels=_FAILING_LEVELS[fail_on],
+            mode=fail_on_blind,
+        )

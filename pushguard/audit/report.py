@@ -9,7 +9,8 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from pushguard.audit.summary import AuditSummary
+from pushguard.audit.coverage import INPUTS_BY_KEY
+from pushguard.audit.summary import AuditSummary, BaselineCounts
 from pushguard.rules import RULES_BY_ID
 from pushguard.rules.redaction import redact_urls
 
@@ -93,11 +94,7 @@ def _findings(summary: AuditSummary, rows: list[dict[str, Any]] | None) -> str:
         f"{found.google_managed:,} Google-managed (not judged).</p>"
     )
     if changes is not None:
-        head += (
-            f"<p>Against the baseline <code>{escape(changes.path)}</code>: {changes.new:,} new, "
-            f"{changes.existing:,} existing, {changes.resolved:,} resolved (listed in "
-            "<code>resolved.jsonl</code>). New findings first.</p>"
-        )
+        head += _against(changes)
     else:
         head += "<p>No baseline was given: what changed since a previous audit is not known.</p>"
     if len(rows) < total:
@@ -123,6 +120,63 @@ def _findings(summary: AuditSummary, rows: list[dict[str, Any]] | None) -> str:
     return (
         f"{head}<table><tr>{change_head}<th>subscription</th><th>rule</th><th>level</th>"
         f"<th>status</th><th>message</th></tr>{''.join(body)}</table>"
+    )
+
+
+def _against(changes: BaselineCounts) -> str:
+    """The findings' head with a baseline: the changes, the resolved and the not rechecked
+    findings (with their reasons), what differed and was accepted, what it does not record."""
+    reasons = "".join(
+        f"<li><code>{escape(reason)}</code>: {count:,}</li>"
+        for reason, count in changes.not_rechecked_by_reason.items()
+    )
+    text = (
+        f"<p>Against the baseline <code>{escape(changes.path)}</code>: {changes.new:,} new, "
+        f"{changes.level_raised:,} raised to a higher level, {changes.level_lowered:,} lowered, "
+        f"{changes.existing:,} existing, {changes.resolved:,} resolved (listed in "
+        "<code>resolved.jsonl</code>: their asset and rule were evaluated again), "
+        f"{changes.not_rechecked:,} not rechecked (listed in <code>not_rechecked.jsonl</code> "
+        "with the reason; never counted as resolved). New and raised findings first.</p>"
+    )
+    if reasons:
+        text += f"<p>Not rechecked, by reason:</p><ul>{reasons}</ul>"
+    if changes.mismatch_accepted:
+        text += (
+            "<p>Compared with --accept-baseline-mismatch although "
+            f"{escape('; '.join(changes.mismatch_accepted))}.</p>"
+        )
+    if changes.unverified:
+        text += (
+            f"<p>The baseline does not record its {escape(' or '.join(changes.unverified))} "
+            "(written by an older pushguard): they were not compared.</p>"
+        )
+    return text
+
+
+def _unseen(summary: AuditSummary) -> str:
+    """The section on what the run could not see: nothing read, or the parts of the export a
+    rule needed and the run read none of (:mod:`pushguard.audit.coverage`)."""
+    coverage = summary.coverage
+    if coverage.nothing_read:
+        return (
+            '<h2 class="blind">What the audit could not see</h2><p class="mandatory"><b>Nothing '
+            f"could be read</b>: none of the {summary.lines.read:,} lines is a Cloud Asset "
+            "Inventory asset (see the quarantine below). No rule was evaluated; this report "
+            "says nothing of the organisation.</p>"
+        )
+    if not coverage.missing:
+        return ""
+    rows = "".join(
+        f"<tr><td>{escape(INPUTS_BY_KEY[key].what)}</td>"
+        f"<td><code>gcloud asset export {escape(INPUTS_BY_KEY[key].export)}</code></td>"
+        f"<td>{escape(', '.join(rules))}</td></tr>"
+        for key, rules in coverage.missing.items()
+    )
+    return (
+        '<h2 class="blind">What the audit could not see</h2><p>The export holds none of these, '
+        "so the rules that need them could not fire: no finding of theirs means nothing.</p>"
+        "<table><tr><th>not read</th><th>export it with</th><th>rules</th></tr>"
+        f"{rows}</table>"
     )
 
 
@@ -220,6 +274,7 @@ def render(
 <style>{_STYLE}</style></head><body>
 <h1>pushguard audit: Pub/Sub push subscriptions</h1>
 <div class="cards">{card_html}</div>
+{_unseen(summary)}
 {_findings(summary, findings)}
 <h2>Violations by rule</h2>{_bars(rule_rows)}
 <table><tr><th>rule</th><th>level</th><th>what it checks</th>

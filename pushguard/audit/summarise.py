@@ -8,12 +8,15 @@ from __future__ import annotations
 from typing import Any
 
 from pushguard.audit.aggregates import Aggregates, FindingCount
+from pushguard.audit.baseline_scope import settings_digests
+from pushguard.audit.coverage import SUBSCRIPTIONS, missing_inputs
 from pushguard.audit.options import AuditOptions
 from pushguard.audit.read import Inputs
 from pushguard.audit.scan import Scan
 from pushguard.audit.summary import (
     AuditSettings,
     AuditSummary,
+    Coverage,
     FindingCounts,
     InputCounts,
     LineCounts,
@@ -85,8 +88,25 @@ def summarise(
             include_dry_run_perimeters=options.include_dry_run,
             max_line_bytes=options.max_line_bytes,
             levels=options.rule_levels(),
+            policy_settings=settings_digests(options.settings),
         ),
         timings_s={},
+        coverage=coverage(scan, aggregates, options),
+    )
+
+
+def coverage(scan: Scan, aggregates: Aggregates, options: AuditOptions) -> Coverage:
+    """What the run could see: whether any line was read as an asset, the subscriptions, IAM
+    policies and perimeters read, what the enabled rules missed
+    (:func:`~pushguard.audit.coverage.missing_inputs`) and the organisations."""
+    read = {SUBSCRIPTIONS: aggregates.subscriptions, **aggregates.read}
+    return Coverage(
+        nothing_read=scan.parsed == 0,
+        read=read,
+        missing=missing_inputs(
+            read, options.rule_levels(), options.settings, stacks_checked=bool(options.stacks)
+        ),
+        organizations=list(aggregates.organizations),
     )
 
 

@@ -127,6 +127,11 @@ class AuditSettings(_Part):
     levels: dict[str, EnforcementLevel]
     """The enforcement level per rule ID, after the policy config (written as its value:
     ``mandatory``, ``advisory``, ``disabled``)."""
+    policy_settings: dict[str, dict[str, str]] = {}
+    """Per rule ID, a digest of each setting of the policy config that changes what the rule
+    finds in the same export (:func:`pushguard.audit.baseline_scope.settings_digests`; rules
+    and settings left at their defaults are absent): a ``--baseline`` computed with other
+    settings is refused."""
 
 
 class BaselineCounts(_Part):
@@ -139,7 +144,42 @@ class BaselineCounts(_Part):
     existing: int
     """Findings the baseline has too."""
     resolved: int
-    """The baseline's findings that are gone (listed in ``resolved.jsonl``)."""
+    """The baseline's findings that are gone and whose asset and rule this run evaluated
+    (listed in ``resolved.jsonl``)."""
+    level_raised: int = 0
+    """Findings the baseline has at a lower enforcement level (``change`` ``level-raised``: an
+    advisory finding now mandatory); not counted in ``existing``."""
+    level_lowered: int = 0
+    """Findings the baseline has at a higher level (``change`` ``level-lowered``)."""
+    not_rechecked: int = 0
+    """The baseline's findings that are gone but were not rechecked: their rule or asset was not
+    evaluated in this run (listed in ``not_rechecked.jsonl`` with their ``reason``); never
+    counted as resolved."""
+    not_rechecked_by_reason: dict[str, int] = {}
+    """``not_rechecked`` per reason (:data:`pushguard.audit.baseline.REASONS`)."""
+    mismatch_accepted: list[str] = []
+    """What differs between the baseline and this run (organisations, policy settings), compared
+    anyway because ``--accept-baseline-mismatch`` was given; empty otherwise."""
+    unverified: list[str] = []
+    """What the baseline does not record (written by an older pushguard), so it could not be
+    compared: ``organizations``, ``policy settings``."""
+
+
+class Coverage(_Part):
+    """What the run could see (:mod:`pushguard.audit.coverage`)."""
+
+    nothing_read: bool = False
+    """No line of the export could be read as an asset (every line quarantined or blank): the
+    run saw nothing, and exits 2 unless ``--fail-on-blind never``."""
+    read: dict[str, int] = {}
+    """Per part of the export (:data:`pushguard.audit.coverage.INPUTS`): subscriptions, IAM
+    policies and service perimeters read (the newest copy of each)."""
+    missing: dict[str, list[str]] = {}
+    """Per part the run read none of, the enabled rules that needed it (absent when none): those
+    rules could not fire, whatever their findings say."""
+    organizations: list[str] = []
+    """The organisations (``organizations/N``) the assets read belong to, sorted: the export's
+    scope, compared with a ``--baseline``'s."""
 
 
 class ProjectManagement(_Part):
@@ -258,6 +298,9 @@ class AuditSummary(_Part):
     stacks: StacksCounts = StacksCounts(note=STACKS_NOT_CHECKED)
     """``--stacks``: managed, unmanaged and drifted push subscriptions; without it, says that
     neither rule was checked."""
+    coverage: Coverage = Coverage()
+    """What the run could see: the parts of the export read, those a rule needed and the run did
+    not read, and the organisations."""
     exceptions: ExceptionUse = ExceptionUse()
     """The policy config's exceptions: how many, how many matched a finding, and the unused
     ones with why."""

@@ -199,6 +199,14 @@ class FailOn(StrEnum):
     NEVER = "never"
 
 
+class FailOnBlind(StrEnum):
+    """``--fail-on-blind`` of ``pushguard audit`` (``pushguard.audit.coverage.BLIND_MODES``)."""
+
+    NOTHING_READ = "nothing-read"
+    MISSING_INPUTS = "missing-inputs"
+    NEVER = "never"
+
+
 @app.command("audit", cls=UncutCommand)
 def audit_command(  # noqa: PLR0917 - typer maps parameters to options
     out: Annotated[str, typer.Option("--out", help="Output folder (local or a URI).")],
@@ -233,10 +241,28 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
         str | None,
         typer.Option(
             "--baseline",
-            help="A previous audit's --out folder: each finding is new or existing, and the "
-            "baseline's findings that are gone are listed in resolved.jsonl.",
+            help="A previous audit's --out folder: each finding is new, existing or raised or "
+            "lowered in level; the baseline's findings that are gone are listed in resolved.jsonl "
+            "when this run rechecked them, else in not_rechecked.jsonl with the reason.",
         ),
     ] = None,
+    accept_baseline_mismatch: Annotated[
+        bool,
+        typer.Option(
+            "--accept-baseline-mismatch",
+            help="Compare with a --baseline of other organisations or other policy settings "
+            "(refused otherwise); summary.json records what differed.",
+        ),
+    ] = False,
+    fail_on_blind: Annotated[
+        FailOnBlind,
+        typer.Option(
+            "--fail-on-blind",
+            help="Exit 2 when the audit could not see: nothing-read (no line of the export is "
+            "an asset), missing-inputs (also when a rule --fail-on gates read none of its "
+            "inputs: no IAM policy, no service perimeter, no subscription), never.",
+        ),
+    ] = FailOnBlind.NOTHING_READ,
     stacks: Annotated[
         list[str] | None,
         typer.Option(
@@ -260,9 +286,10 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
 ) -> None:
     """Audit every Pub/Sub push subscription in Cloud Asset Inventory exports (Spark).
 
-    Exit codes: 0 nothing at or above --fail-on, 1 a violation at or above it, 2 bad usage or a
-    failed run, 130 stopped by SIGINT (a failed or stopped run leaves the previous outputs in
-    --out as they were: the run is published in one step at its end).
+    Exit codes: 0 nothing at or above --fail-on, 1 a violation at or above it, 2 bad usage, a
+    failed run or a blind one (--fail-on-blind), 130 stopped by SIGINT (a failed or stopped run
+    leaves the previous outputs in --out as they were: the run is published in one step at its
+    end).
     """
     require_extra("audit", "audit")
     from pushguard.audit.command import run  # noqa: PLC0415 - needs the audit extra
@@ -282,6 +309,8 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
             baseline=baseline,
             stacks=stacks or [],
             snapshots=snapshots or [],
+            accept_baseline_mismatch=accept_baseline_mismatch,
+            fail_on_blind=fail_on_blind.value,
         ),
         debug=debug,
     )

@@ -56,6 +56,11 @@ def unknown_role(role: str) -> str:
             f"{role} is a custom role and pushguard does not know its permissions (the audit "
             "reads them from the export's iam.googleapis.com/Role assets, when it has them)"
         )
+    if role in role_table.UNREAD:
+        return (
+            f"the source of pushguard's table of Google's predefined roles (taken "
+            f"{role_table.DATE}) lists {role} without its permissions"
+        )
     return (
         f"{role} is not in pushguard's table of Google's predefined roles (taken "
         f"{role_table.DATE}), so pushguard does not know its permissions"

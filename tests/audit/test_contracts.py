@@ -14,6 +14,7 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import DataType, StructType
 
 from pushguard.audit.aggregates import (
+    COVERAGE,
     FINDING_COUNTS,
     FOLDER_OFFENDERS,
     GOOGLE_MANAGED_COUNTS,
@@ -147,6 +148,7 @@ def test_aggregates_are_named_and_one_collect(spark: SparkSession, scenario_expo
         WORST_SUBSCRIPTIONS,
         SUPERSEDED,
         GOOGLE_MANAGED_COUNTS,
+        COVERAGE,
     ]
     aggregates = collect_aggregates(facts, findings)
     assert aggregates.subscriptions == 12

@@ -276,6 +276,12 @@ def test_baseline_marks_new_and_existing_and_lists_resolved(
         "new": sum(r["change"] == "new" for r in counted),
         "existing": sum(r["change"] == "existing" for r in counted),
         "resolved": len(gone),
+        "level_raised": 0,
+        "level_lowered": 0,
+        "not_rechecked": 0,
+        "not_rechecked_by_reason": {},
+        "mismatch_accepted": [],
+        "unverified": [],
     }
     assert "against the baseline" in stdout.getvalue()
     # report.html lists the findings new first, each with its change

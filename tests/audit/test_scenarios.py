@@ -179,6 +179,14 @@ def test_summary_counts(scenarios: Audit) -> None:
     assert (
         sum(summary["findings"]["violations_by_rule"].values()) == summary["findings"]["violations"]
     )
+    # resources, IAM policies and a perimeter: every rule's inputs were read
+    assert summary["coverage"] == {
+        "nothing_read": False,
+        "read": {"iam-policies": 7, "service-perimeters": 1, "subscriptions": 12},
+        "missing": {},
+        "organizations": [cai.ORG],
+    }
+    assert "not seen" not in summary_line(scenarios.result.summary, str(scenarios.out))
 
 
 def test_without_stacks_neither_stack_rule_is_checked_and_the_summary_says_so(

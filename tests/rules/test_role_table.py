@@ -124,12 +124,17 @@ def test_the_table_holds_what_the_reference_says(role: str, carries: set[str]) -
 
 
 def test_a_role_the_table_does_not_know_is_undecided_never_passed() -> None:
-    for role in ("organizations/1/roles/custom", "roles/admin", "roles/newService.newRole"):
+    for role, why in (
+        ("organizations/1/roles/custom", "is a custom role"),
+        ("roles/admin", "lists roles/admin without its permissions"),
+        ("roles/newService.newRole", "is not in pushguard's table"),
+    ):
         facts = SubscriptionFacts(
             **{**BASE, "push_auth_account_grants": (IamGrant(role=role, member="allUsers"),)}
         )
         [result] = push_sa_broad_grants.check(facts)
         assert result.status is Status.UNKNOWN and "not checked" in result.message, role
+        assert why in result.message, result.message
     facts = SubscriptionFacts(
         **{
             **BASE,

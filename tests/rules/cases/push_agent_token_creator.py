@@ -61,12 +61,6 @@ FACT_CASES: list[FactCase] = [
     ),
     fact(
         RULE_ID,
-        "fail",
-        "editor does not carry the permission",
-        push_auth_account_grants=(IamGrant(role="roles/editor", member=AGENT),),
-    ),
-    fact(
-        RULE_ID,
         "pass",
         "a custom role that carries it, as the source states",
         push_auth_account_grants=(

@@ -103,12 +103,6 @@ FACT_CASES: list[FactCase] = [
             ),
         ),
     ),
-    fact(
-        RULE_ID,
-        "pass",
-        "editor to a group (not broad)",
-        push_auth_account_grants=(IamGrant(role="roles/editor", member="group:ops@example.com"),),
-    ),
 ]
 
 WIRE_CASES: list[WireCase] = [

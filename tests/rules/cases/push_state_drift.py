@@ -35,16 +35,6 @@ FACT_CASES: list[FactCase] = [
             records=(record(),), live=LIVE.model_copy(update={"attributes": ("x-goog-version=v1",)})
         ),
     ),
-    fact(
-        RULE_ID,
-        "fail",
-        "another push format",
-        management=Management(
-            records=(record(),),
-            live=LIVE.model_copy(update={"attributes": ("x-goog-version=v1beta1",)}),
-        ),
-        message=("attributes: live x-goog-version=v1beta1, stack none",),
-    ),
     fact(RULE_ID, "pass", "unmanaged (push-unmanaged reports)", management=Management(live=LIVE)),
     fact(
         RULE_ID,
