@@ -264,7 +264,9 @@ def exceptions_config() -> dict[str, Any]:
 
 def finding(run: Run, subscription: str, rule: str) -> dict[str, Any]:
     [found] = [
-        f for f in run.findings(rule) if f["asset_name"].endswith(f"/subscriptions/{subscription}")
+        f
+        for f in run.findings()
+        if f.get("rule_id") == rule and f["asset_name"].endswith(f"/subscriptions/{subscription}")
     ]
     return found
 
