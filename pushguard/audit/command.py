@@ -28,6 +28,7 @@ from pushguard.audit.baseline import BaselineError, check_baseline, compare
 from pushguard.audit.baseline_scope import settings_digests
 from pushguard.audit.bigquery import BigQueryInputError, parse_input
 from pushguard.audit.coverage import BLIND_MODES
+from pushguard.audit.exception_use import exceptions_said
 from pushguard.audit.job import run_audit
 from pushguard.audit.options import FAIL_ON, AuditOptions, AuditResult
 from pushguard.audit.outputs import OutputFolder
@@ -416,8 +417,9 @@ def summary_line(summary: AuditSummary, out: str) -> str:
     """The line printed on stdout after a run: lines, subscriptions, violations by level, the
     Google-managed subscriptions set aside (when there are some), what
     changed against the baseline (or that it is not computed without one), the stacks' unmanaged,
-    drifted and deleted subscriptions (or that they are not checked without ``--stacks``) and
-    where the outputs are."""
+    drifted and deleted subscriptions (or that they are not checked without ``--stacks``), the
+    exceptions that matched nothing (when the policy config has exceptions) and where the outputs
+    are."""
     lines = summary.lines
     subscriptions = summary.subscriptions
     changes = summary.baseline
@@ -441,7 +443,7 @@ def summary_line(summary: AuditSummary, out: str) -> str:
         f"{lines.quarantined:,} quarantined; {subscriptions.evaluated:,} "
         f"subscriptions ({subscriptions.push:,} push); violations by level "
         f"{json.dumps(summary.findings.violations_by_level, sort_keys=True)}{set_aside}{against}"
-        f"{managed}{unseen(summary)}; outputs in {out}"
+        f"{managed}{unseen(summary)}{exceptions_said(summary.exceptions)}; outputs in {out}"
     )
 
 

@@ -20,7 +20,8 @@ import pyarrow as pa
 
 from pushguard.audit.arrow import arrow_schema
 from pushguard.audit.schemas import FINDINGS_DDL
-from pushguard.policy.exceptions import Excepted, exception_for, utc_today
+from pushguard.policy.exceptions import Excepted, utc_today
+from pushguard.policy.resources import project_variants
 from pushguard.policy.settings import PackSettings
 from pushguard.rules import RULES, EnforcementLevel, Finding
 from pushguard.rules.base import Rule, evaluate_rules
@@ -93,6 +94,7 @@ def facts_from_row(row: Mapping[str, Any]) -> SubscriptionFacts:
         exactly_once_delivery=bool(row["exactly_once_delivery"]),
         dead_letter_topic=row["dead_letter_topic"],
         in_service_perimeter=bool(row["in_service_perimeter"]),
+        service_perimeters=tuple(row.get("service_perimeters") or ()),
         push_auth_account_grants=_grants(row["account_grants"]),
         invoker_target=target,
         dead_letter_topic_grants=_grants(row["dead_letter_grants"])
@@ -123,7 +125,9 @@ def excepted_findings(
     """All findings for one joined subscription row, each violation with the exception of its
     policy that names the subscription (:mod:`pushguard.policy.exceptions`, judged on ``today``,
     default today in UTC), in rule order. ``facts_of`` turns the row into facts (default
-    :func:`facts_from_row`; ``--stacks`` rows: :func:`pushguard.audit.managed.facts_of_row`)."""
+    :func:`facts_from_row`; ``--stacks`` rows: :func:`pushguard.audit.managed.facts_of_row`).
+    An exception names the subscription by its path with either of its project's names
+    (:func:`exception_names`)."""
     return _excepted(facts_of(row), groups, today or utc_today())
 
 
@@ -133,13 +137,20 @@ def _excepted(
     found: list[tuple[Finding, Excepted | None]] = []
     for group in groups:
         for finding in evaluate_rules(group.rules, group.settings.apply(facts), group.levels):
+            names = exception_names(finding.resource, facts.project_id, facts.project_number)
             excepted = (
-                exception_for(group.settings.exceptions, [finding.resource], day)
-                if finding.is_violation
-                else None
+                group.settings.exception_for(*names, today=day) if finding.is_violation else None
             )
             found.append((finding, excepted))
     return sorted(found, key=lambda pair: _RULE_ORDER[pair[0].rule_id])
+
+
+def exception_names(asset_name: str, *projects: str | None) -> list[str]:
+    """The names an exception may give the subscription ``asset_name``: its path, and the path
+    with each of ``projects`` (its project's ID and number, as the export gives them:
+    ``projects/NUMBER/subscriptions/S``; a project is named by its ID or number:
+    https://cloud.google.com/resource-manager/docs/creating-managing-projects#identifying_projects)."""
+    return project_variants(asset_name, projects)
 
 
 def google_managed_row(

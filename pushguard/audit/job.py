@@ -25,6 +25,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from pushguard.audit.aggregates import collect_aggregates, coverage_counts
 from pushguard.audit.evaluate import arrow_evaluator, plan
+from pushguard.audit.exception_use import exception_use
 from pushguard.audit.join import AssetCopies, asset_copies, subscription_facts
 from pushguard.audit.listing import report_rows
 from pushguard.audit.managed import managed_rows, stack_findings, stacks_counts
@@ -315,6 +316,7 @@ def _summarise(
     aggregates = collect_aggregates(facts, findings, copies.superseded(), read)
     summary = summarise(scan=scan, aggregates=aggregates, inputs=inputs, options=options)
     summary = summary.model_copy(update={"snapshots": _snapshot_counts(copies)})
+    summary = summary.model_copy(update={"exceptions": exception_use(findings, facts, options)})
     if stacks is not None:
         summary = summary.model_copy(
             update={"stacks": stacks_counts(*stacks[:1], findings, stacks[1])}

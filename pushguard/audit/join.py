@@ -325,6 +325,9 @@ def subscription_facts(
             how="left",
         )
         .withColumn("in_service_perimeter", F.coalesce("in_perimeter", F.lit(False)))
+        .withColumn(
+            "service_perimeters", F.coalesce("perimeter_names", F.array().cast("array<string>"))
+        )
     )
     grants = grant_lists(facts, policies, custom_roles(resources))
     return facts.join(grants, on="asset_name", how="left").select(

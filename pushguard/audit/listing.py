@@ -1,11 +1,12 @@
-"""The findings ``report.html`` lists: the violations and excepted findings, and the
-Google-managed subscriptions (no rule judged them; they are listed so that a reader sees what
-was set aside), in the order a reader acts on them, at most :data:`REPORT_LIMIT` of them (all
-are in ``findings.jsonl``).
+"""The findings ``report.html`` lists: the violations, excepted findings and undecided results
+(status ``unknown``), and the Google-managed subscriptions (no rule judged them; they are listed
+so that a reader sees what was set aside), in the order a reader acts on them, at most
+:data:`REPORT_LIMIT` of them (all are in ``findings.jsonl``).
 
 With ``--baseline`` new findings and those raised to a higher level come first
 (:mod:`pushguard.audit.baseline`); then mandatory before advisory (Google-managed rows have no
-level: last), violations before the others, then by subscription, rule and message.
+level: last), violations before excepted findings before undecided results and Google-managed
+rows, then by subscription, rule and message.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pushguard.rules.google_managed import GOOGLE_MANAGED
 REPORT_LIMIT = 500
 """Rows listed in ``report.html`` at most (an organisation's audit has many more findings)."""
 
-LISTED = ("violation", "excepted", GOOGLE_MANAGED)
+LISTED = ("violation", "excepted", "unknown", GOOGLE_MANAGED)
 """The statuses the report lists."""
 
 _COLUMNS = (
@@ -46,7 +47,9 @@ def report_rows(findings: DataFrame, *, limit: int = REPORT_LIMIT) -> list[dict[
         order.append(F.when(F.col("change").isin("new", "level-raised"), 0).otherwise(1))
     order += [
         F.when(F.col("level") == "mandatory", 0).when(F.col("level") == "advisory", 1).otherwise(2),
-        F.when(F.col("status") == "violation", 0).otherwise(1),
+        F.when(F.col("status") == "violation", 0)
+        .when(F.col("status") == "excepted", 1)
+        .otherwise(2),
         F.col("asset_name"),
         F.col("rule_id"),
         F.col("message"),

@@ -18,8 +18,11 @@ PUBSUB_API = "pubsub.googleapis.com"
 
 def perimeter_members(perimeters: DataFrame, include_dry_run: bool) -> DataFrame:
     """``project_number`` (distinct) of every project inside a perimeter that restricts Pub/Sub,
-    with ``in_perimeter`` true. ``perimeters`` are parsed assets with a ``perimeter`` column or
-    the perimeter resource's data column; ``include_dry_run`` also reads ``spec``. Lazy."""
+    with ``in_perimeter`` true and ``perimeter_names``, the sorted names of those perimeters
+    (``accessPolicies/POLICY/servicePerimeters/NAME``; a perimeter without a name is left out of
+    the list, never out of the membership). ``perimeters`` are parsed assets with a ``perimeter``
+    column or the perimeter resource's data column; ``include_dry_run`` also reads ``spec``.
+    Lazy."""
     perimeter = F.coalesce("perimeter", F.col(data_column(PERIMETER)))
     configs = [perimeter["status"]] + ([perimeter["spec"]] if include_dry_run else [])
     members: DataFrame | None = None
@@ -31,15 +34,18 @@ def perimeter_members(perimeters: DataFrame, include_dry_run: bool) -> DataFrame
         frame = perimeters.select(
             F.explode(F.when(F.array_contains(restricted, PUBSUB_API), config["resources"])).alias(
                 "member"
-            )
+            ),
+            perimeter["name"].alias("perimeter_name"),
         )
         members = frame if members is None else members.unionByName(frame)
     assert members is not None  # the enforced configuration is always read
     return (
         members.select(
-            F.regexp_extract("member", r"^projects/([0-9]+)$", 1).alias("project_number")
+            F.regexp_extract("member", r"^projects/([0-9]+)$", 1).alias("project_number"),
+            "perimeter_name",
         )
         .filter(F.col("project_number") != "")
-        .distinct()
-        .select("project_number", F.lit(True).alias("in_perimeter"))
+        .groupBy("project_number")
+        .agg(F.array_sort(F.collect_set("perimeter_name")).alias("perimeter_names"))
+        .select("project_number", F.lit(True).alias("in_perimeter"), "perimeter_names")
     )

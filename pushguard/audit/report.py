@@ -59,12 +59,20 @@ def _text(value: str | None) -> str:
 
 
 def _exception(row: dict[str, Any]) -> str:
+    """A finding's exception: ``excepted until DATE: REASON`` while it holds; once it expired
+    the finding is not excepted but counted again, and says so."""
     state = row.get("exception_state")
     if not state:
         return ""
-    when = "until" if state == "active" else "expired"
     expires = escape(row.get("exception_expires") or "")
-    return f"excepted {when} {expires}: {_text(row.get('exception_reason'))}"
+    reason = _text(row.get("exception_reason"))
+    if state == "active":
+        return f"excepted until {expires}: {reason}"
+    return f"exception expired {expires} (counted again): {reason}"
+
+
+_STATUS = {"unknown": "undecided"}
+"""How the report names a status (``unknown``: the rule could not decide from the export)."""
 
 
 def _findings(summary: AuditSummary, rows: list[dict[str, Any]] | None) -> str:
@@ -73,9 +81,18 @@ def _findings(summary: AuditSummary, rows: list[dict[str, Any]] | None) -> str:
     if rows is None:
         return ""
     found = summary.findings
-    total = sum(found.violations_by_level.values()) + found.excepted + found.google_managed
+    total = (
+        sum(found.violations_by_level.values())
+        + found.excepted
+        + found.undecided
+        + found.google_managed
+    )
     changes = summary.baseline
-    head = "<h2>Findings</h2>"
+    head = (
+        f"<h2>Findings</h2><p>{found.violations:,} violations, {found.excepted:,} excepted, "
+        f"{found.undecided:,} undecided (the export lacks what the rule needs to decide), "
+        f"{found.google_managed:,} Google-managed (not judged).</p>"
+    )
     if changes is not None:
         head += _against(changes)
     else:
@@ -90,12 +107,14 @@ def _findings(summary: AuditSummary, rows: list[dict[str, Any]] | None) -> str:
     for row in rows:
         change = row.get("change") if changes is not None else None
         css = f"finding {escape(change)}" if change else "finding"
+        if row.get("status") == "unknown":  # not counted against the baseline
+            css = "finding undecided"
         cell = f"<td>{escape(change)}</td>" if change else ""
         level = escape(row.get("level") or "")
         body.append(
             f'<tr class="{css}">{cell}<td><code>{_text(row.get("asset_name"))}</code></td>'
             f"<td><code>{escape(row.get('rule_id') or '')}</code></td>"
-            f"<td class={level}>{level}</td><td>{escape(row.get('status') or '')}</td>"
+            f"<td class={level}>{level}</td><td>{escape(_status(row.get('status')))}</td>"
             f"<td>{_text(row.get('message'))}<br>{_exception(row)}</td></tr>"
         )
     return (
@@ -161,6 +180,48 @@ def _unseen(summary: AuditSummary) -> str:
     )
 
 
+def _status(status: str | None) -> str:
+    return _STATUS.get(status or "", status or "")
+
+
+def _other_results(summary: AuditSummary) -> str:
+    """Excepted and undecided results per rule (the violations have their own chart)."""
+    found = summary.findings
+    rules = sorted({*found.excepted_by_rule, *found.undecided_by_rule})
+    rows = "".join(
+        f"<tr><td><code>{escape(rule)}</code></td><td>{escape(_title(rule))}</td>"
+        f"<td class=num>{found.excepted_by_rule.get(rule, 0):,}</td>"
+        f"<td class=num>{found.undecided_by_rule.get(rule, 0):,}</td></tr>"
+        for rule in rules
+    )
+    return (
+        f"<h2>Excepted and undecided by rule</h2><p>{found.excepted:,} excepted (under an "
+        f"active exception, not counted as violations), {found.undecided:,} undecided (not "
+        "checked: the export lacks what the rule needs).</p>"
+        "<table><tr><th>rule</th><th>what it checks</th><th class=num>excepted</th>"
+        f"<th class=num>undecided</th></tr>{rows}</table>"
+    )
+
+
+def _unused_exceptions(summary: AuditSummary) -> str:
+    """The policy config's exceptions that matched nothing, with why (nothing without
+    exceptions)."""
+    use = summary.exceptions
+    if not use.given:
+        return ""
+    rows = "".join(
+        f"<tr><td><code>{escape(u.policy)}</code></td><td><code>{_text(u.resource)}</code></td>"
+        f"<td>{escape(u.expires)}</td><td>{escape(u.why)}</td></tr>"
+        for u in use.unused
+    )
+    return (
+        f"<h2>Exceptions</h2><p>{use.matched:,} of {use.given:,} exceptions in the policy "
+        f"config matched a finding; {len(use.unused):,} matched nothing.</p>"
+        "<table><tr><th>policy</th><th>resource</th><th>expires</th><th>why it matched "
+        f"nothing</th></tr>{rows}</table>"
+    )
+
+
 def render(
     summary: AuditSummary,
     offenders: dict[str, list[dict[str, Any]]],
@@ -201,6 +262,8 @@ def render(
         ("push subscriptions", summary.subscriptions.push),
         ("mandatory violations", found.violations_by_level.get("mandatory", 0)),
         ("advisory violations", found.violations_by_level.get("advisory", 0)),
+        ("excepted", found.excepted),
+        ("undecided", found.undecided),
         ("Google-managed", found.google_managed),
     ]
     card_html = "".join(
@@ -216,6 +279,8 @@ def render(
 <h2>Violations by rule</h2>{_bars(rule_rows)}
 <table><tr><th>rule</th><th>level</th><th>what it checks</th>
 <th class=num>violations</th></tr>{rules}</table>
+{_other_results(summary)}
+{_unused_exceptions(summary)}
 <h2>Violations by project</h2>{_bars(project_rows)}
 <h2>Violations by folder</h2>{_bars(folder_rows)}
 <h2>Worst offenders</h2>

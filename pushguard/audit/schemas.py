@@ -134,7 +134,8 @@ SERVICE_PERIMETER = _data(
     StructField("spec", _PERIMETER_CONFIG),
 )
 """A service perimeter, in both the access-policy (snake_case) and the resource (camelCase) form
-(https://cloud.google.com/access-context-manager/docs/reference/rest/v1/accessPolicies.servicePerimeters)."""
+(https://cloud.google.com/access-context-manager/docs/reference/rest/v1/accessPolicies.servicePerimeters):
+its ``name`` (``accessPolicies/POLICY/servicePerimeters/NAME``, for reports) and configurations."""
 
 
 RESOURCE_DATA: dict[str, StructType] = {
@@ -235,6 +236,7 @@ JOINED_SCHEMA = StructType(
         StructField("exactly_once_delivery", BooleanType(), nullable=False),
         *_strings("dead_letter_topic"),
         StructField("in_service_perimeter", BooleanType(), nullable=False),
+        StructField("service_perimeters", ArrayType(StringType()), nullable=False),
         *_strings("target_kind", "target_name"),
         *(StructField(name, _GRANTS) for name in GRANT_FACTS),
     ]
@@ -255,6 +257,7 @@ JOINED_SCHEMA = StructType(
 - ``topic``: the subscription's topic (``projects/P/topics/T``; null when the export omits it);
 - ``exactly_once_delivery`` (false when unset), ``dead_letter_topic`` (``projects/P/topics/T``);
 - ``in_service_perimeter``: the project is in a perimeter that restricts Pub/Sub;
+- ``service_perimeters``: the names of those perimeters, sorted (empty when none, never null);
 - ``target_kind`` (``cloud-run``, ``cloud-function-v1``; null when no Cloud Run service or
   function in the export serves the endpoint's host), ``target_name``;
 - the :data:`GRANT_FACTS` columns: arrays of :data:`GRANT`, null where the asset is not in the

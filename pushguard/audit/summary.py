@@ -91,6 +91,32 @@ class FindingCounts(_Part):
     gen)``; absent when none)."""
 
 
+class UnusedException(_Part):
+    """An exception of the policy config that matched no finding in this run."""
+
+    policy: str
+    """The policy (rule ID) it is under."""
+    resource: str
+    """The resource it names, normalised (:mod:`pushguard.policy.resources`)."""
+    expires: str
+    """Its last day (``YYYY-MM-DD``)."""
+    why: str
+    """Why it matched nothing: the policy is disabled, its rule needs ``--stacks``, the audit
+    does not match URNs or trigger paths, the subscription is Google-managed, it is not in the
+    export, or it has no finding of the policy (the risk may be gone)."""
+
+
+class ExceptionUse(_Part):
+    """The policy config's exceptions against this run's findings."""
+
+    given: int = 0
+    """Exceptions in the policy config (every policy's)."""
+    matched: int = 0
+    """Of ``given``, those that name a finding of this run (active or expired)."""
+    unused: list[UnusedException] = []
+    """The others, each with why (sorted by policy and resource)."""
+
+
 class AuditSettings(_Part):
     """The options the audit ran with."""
 
@@ -275,6 +301,9 @@ class AuditSummary(_Part):
     coverage: Coverage = Coverage()
     """What the run could see: the parts of the export read, those a rule needed and the run did
     not read, and the organisations."""
+    exceptions: ExceptionUse = ExceptionUse()
+    """The policy config's exceptions: how many, how many matched a finding, and the unused
+    ones with why."""
 
     def to_json(self) -> str:
         """The text of ``summary.json``: keys sorted, indented by 2, ending in a newline."""

@@ -4,6 +4,8 @@
   JSON schema, and :meth:`PackSettings.apply`, the one overlay of settings onto rule facts;
 - :mod:`pushguard.policy.config_file`: the ``policy-config.json`` file, reconciled into levels and
   settings exactly as the Pulumi CLI does, with one shared decision about ``all``.
+- :mod:`pushguard.policy.exceptions` and :mod:`pushguard.policy.resources`: accepted risks, and
+  the resources one can name (each form, who matches it, its one spelling).
 
 Depends only on :mod:`pushguard.rules` (so a Spark executor can unpickle settings without loading
 Pulumi or gRPC).

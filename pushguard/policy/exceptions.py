@@ -4,8 +4,12 @@ A policy's config may hold ``exceptions``, a list of
 ``{"resource": ..., "reason": ..., "expires": "YYYY-MM-DD"}``:
 
 - ``resource``: a subscription path ``projects/P/subscriptions/S`` (every enforcement point that
-  knows it: the pack when the subscription's project and name are known, the audit) or a Pulumi
-  URN (the pack under ``pulumi preview``/``up``, ``pushguard preview`` and ``analyze``);
+  knows it: the pack when the subscription's project and name are known, the audit), its Cloud
+  Asset Inventory full name ``//pubsub.googleapis.com/projects/P/subscriptions/S`` (normalised
+  to the path), an Eventarc trigger path, or a Pulumi URN (the pack under
+  ``pulumi preview``/``up``, ``pushguard preview`` and ``analyze``): the forms, and what each
+  enforcement point matches, are in :mod:`pushguard.policy.resources`. Anything else (a typo such
+  as ``projects/p/subscription/s``, an upper-case project ID, a ``*``) is refused;
 - ``reason``: why the risk is accepted, shown beside the finding in every report (one line, at
   most 300 characters, no ``[`` or ``]``: reports carry it after the finding's message);
 - ``expires``: the last day (UTC) the exception holds. From the next day the finding counts
@@ -16,17 +20,22 @@ An excepted finding is still reported with its reason and expiry but does not co
 code (the pack lowers its diagnostic to advisory, so the Pulumi CLI passes too). This is the
 mute-rule idea of Security Command Center and Prowler's mutelist, scoped to one resource and one
 policy and always with an end date.
+
+One policy holds at most one exception per resource (:func:`duplicates`): with two, which one
+holds would depend on their order or dates, so the config is refused instead.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+
+from pushguard.policy.resources import CAI_PUBSUB_PREFIX, normalise_resource
 
 DEFAULT_MAX_DAYS = 365
 """How far ahead an expiry may be unless the policy's ``exceptionMaxDays`` raises it."""
@@ -63,7 +72,13 @@ class PolicyException(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    resource: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+    resource: Annotated[
+        str,
+        StringConstraints(strip_whitespace=True, min_length=1),
+        AfterValidator(normalise_resource),
+    ]
+    """The resource in its one spelling (:func:`~pushguard.policy.resources.normalise_resource`:
+    a CAI full name is kept as the subscription path it ends in)."""
     reason: Annotated[
         str,
         StringConstraints(strip_whitespace=True, min_length=1, max_length=REASON_MAX),
@@ -98,6 +113,27 @@ def too_far(
     ]
 
 
+def duplicates(
+    exceptions: Iterable[PolicyException], key: Callable[[str], str] = lambda resource: resource
+) -> list[tuple[int, str]]:
+    """``(index, message)`` of each exception that names the same resource as an earlier one of
+    the same policy; ``key`` gives a resource's identity (default: its normalised spelling; the
+    settings also resolve a path's project by ``projectNumbers``)."""
+    first: dict[str, int] = {}
+    found = []
+    for index, item in enumerate(exceptions):
+        seen = first.setdefault(key(item.resource), index)
+        if seen != index:
+            found.append(
+                (
+                    index,
+                    f"names {item.resource}, as item {seen} does: one exception per resource and "
+                    "policy (with two, which one holds would depend on their order and dates)",
+                )
+            )
+    return found
+
+
 @dataclass(frozen=True)
 class Excepted:
     """A finding's exception: ``state`` ``active`` (the finding does not count) or ``expired``
@@ -113,17 +149,22 @@ class Excepted:
         return self.state == "active"
 
 
+def matching(exceptions: Iterable[PolicyException], names: Iterable[str]) -> list[PolicyException]:
+    """The exceptions that name a resource known by ``names`` (its URN, its subscription or
+    trigger path; a CAI full name matches the subscription path it ends in)."""
+    wanted = {n.removeprefix(CAI_PUBSUB_PREFIX) for n in names if n}
+    return [e for e in exceptions if e.resource in wanted]
+
+
 def exception_for(
     exceptions: Iterable[PolicyException], names: Iterable[str], today: date
 ) -> Excepted | None:
-    """The exception of a resource known by ``names`` (its URN, its subscription path): an
-    active one when any matches and holds ``today``, else the latest expired one, else
-    ``None``. The audit's CAI names match the subscription path they end in."""
-    wanted = {n.removeprefix("//pubsub.googleapis.com/") for n in names if n}
-    matching = [e for e in exceptions if e.resource in wanted]
-    if not matching:
+    """The exception of a resource known by ``names`` (:func:`matching`): an active one when
+    any matches and holds ``today``, else the latest expired one, else ``None``."""
+    found = matching(exceptions, names)
+    if not found:
         return None
-    best = max(matching, key=lambda e: e.expiry)
+    best = max(found, key=lambda e: e.expiry)
     return Excepted("active" if best.active(today) else "expired", best.reason, best.expires)
 
 
@@ -132,9 +173,11 @@ def exceptions_schema() -> dict[str, object]:
     ``policy-config.json`` against it before the pack runs)."""
     return {
         "type": "array",
-        "description": "Accepted risks: resource (projects/P/subscriptions/S or a URN), reason, "
-        "expires (YYYY-MM-DD, at most exceptionMaxDays ahead). An excepted finding is reported "
-        "but does not fail the run until it expires.",
+        "description": "Accepted risks: resource (projects/P/subscriptions/S, its CAI name "
+        "//pubsub.googleapis.com/projects/P/subscriptions/S, projects/P/locations/L/triggers/T "
+        "or a URN; one exception per resource), reason, expires (YYYY-MM-DD, at most "
+        "exceptionMaxDays ahead). An excepted finding is reported but does not fail the run "
+        "until it expires.",
         "items": {
             "type": "object",
             "properties": {

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from datetime import date
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
@@ -32,11 +33,14 @@ from pushguard.policy.exceptions import (
     DEFAULT_MAX_DAYS,
     Excepted,
     PolicyException,
+    duplicates,
     exception_for,
     exceptions_schema,
+    matching,
     too_far,
     utc_today,
 )
+from pushguard.policy.resources import path_project, project_variants
 from pushguard.rules.accounts import service_account_project
 from pushguard.rules.facts import (
     PROJECT_ID_PATTERN,
@@ -146,14 +150,42 @@ class PackSettings(BaseModel):
     ) -> tuple[PolicyException, ...]:
         max_days = info.data.get("exception_max_days", DEFAULT_MAX_DAYS)
         problems = too_far(value, max_days, utc_today())
+        numbers = PackSettings(project_numbers=info.data.get("project_numbers") or {})
+        problems += duplicates(value, numbers.canonical_resource)
         if problems:
             raise ValueError("; ".join(f"item {i}: {message}" for i, message in problems))
         return value
 
-    def exception_for(self, *names: str) -> Excepted | None:
-        """The exception of the resource known by ``names`` (URN, subscription path) under this
-        policy, judged today (UTC); ``None`` when none names it."""
-        return exception_for(self.exceptions, names, utc_today())
+    def canonical_resource(self, resource: str) -> str:
+        """An exception's resource with a path's project named by its ID where
+        ``projectNumbers`` gives one: the identity two exceptions of one policy may not share."""
+        project = path_project(resource)
+        if project is None:
+            return resource
+        return project_variants(resource, [self.resolve(project).id])[-1]
+
+    def resource_names(self, *names: str) -> list[str]:
+        """``names`` (URNs, subscription or trigger paths, CAI full names) and each path again
+        with its project's other name through ``projectNumbers`` (:meth:`resolve`)."""
+        found: list[str] = []
+        for name in names:
+            if not name:
+                continue
+            project = self.resolve(path_project(name)) if path_project(name) else None
+            other = (project.id, project.number) if project else ()
+            found += project_variants(name, other)
+        return list(dict.fromkeys(found))
+
+    def exceptions_for(self, *names: str) -> list[PolicyException]:
+        """This policy's exceptions that name the resource known by ``names`` (a path by either
+        of its project's names: :meth:`resource_names`)."""
+        return matching(self.exceptions, self.resource_names(*names))
+
+    def exception_for(self, *names: str, today: date | None = None) -> Excepted | None:
+        """The exception of the resource known by ``names`` (URN, subscription or trigger path,
+        by either of its project's names: :meth:`resource_names`) under this policy, judged on
+        ``today`` (default today, UTC); ``None`` when none names it."""
+        return exception_for(self.exceptions, self.resource_names(*names), today or utc_today())
 
     def number_of(self, project: str | None) -> str | None:
         """The project number of a project ID or number (``projectNumbers``); ``None`` when

@@ -209,6 +209,10 @@ class SubscriptionFacts(_Frozen):
     dead_letter_topic: str | None = None
     in_service_perimeter: bool = False
     """The subscription's project is inside a VPC Service Controls service perimeter."""
+    service_perimeters: tuple[str, ...] = ()
+    """The names (``accessPolicies/POLICY/servicePerimeters/NAME``) of the perimeters that put the
+    project inside, where the source knows them (the audit, from the export's perimeters); empty
+    otherwise. Only for people: reports name the perimeter, nothing is decided by it."""
     push_auth_account_grants: tuple[IamGrant, ...] | None = None
     """Grants effective on the push-auth account: on the account itself and inherited from its
     project, folders and organization. ``None``: not collected."""

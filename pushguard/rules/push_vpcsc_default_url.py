@@ -16,6 +16,8 @@ in the same deployment the endpoint is computed from) fails even before its URL 
 function has only its ``https://REGION-PROJECT.cloudfunctions.net/NAME`` URL (``httpsTrigger.url``,
 https://cloud.google.com/functions/docs/calling/http). A 2nd-gen function is a Cloud Run service
 with a ``run.app`` URL too, so its endpoint is checked once known.
+A violation names the perimeter (``accessPolicies/POLICY/servicePerimeters/NAME``) where the
+enforcement point knows it (the audit, from the export's perimeters).
 """
 
 from __future__ import annotations
@@ -41,10 +43,11 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
         return
     endpoint_known = bool(facts.push_endpoint) and "push_endpoint" not in facts.unknown
     target = facts.invoker_target
+    inside = _inside(facts)
     if not endpoint_known and target is not None and target.kind is TargetKind.CLOUD_FUNCTION_V1:
         name = f" {target.name!r}" if target.name else ""
         yield Result.violation(
-            f"The project is inside a VPC Service Controls perimeter, where push endpoints must be "
+            f"The project is inside {inside}, where push endpoints must be "
             f"Cloud Run default URLs (*.a.run.app or SERVICE-PROJECT_NUMBER.REGION.run.app); the "
             f"endpoint is served by the 1st-gen Cloud Function{name}, whose only URL is "
             "REGION-PROJECT.cloudfunctions.net, which does not work there.",
@@ -68,19 +71,30 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
         endpoint = parse_endpoint(facts.push_endpoint or "")
     except EndpointError as error:
         yield Result.violation(
-            f"The project is inside a service perimeter and the push endpoint {error.reason}; "
+            f"The project is inside {inside} and the push endpoint {error.reason}; "
             "only Cloud Run default run.app URLs work there.",
             "push_endpoint",
         )
         return
     if cloud_run_default_url_form(endpoint) is None:
         yield Result.violation(
-            f"The project is inside a VPC Service Controls perimeter, where push endpoints must be "
+            f"The project is inside {inside}, where push endpoints must be "
             f"Cloud Run default URLs (*.a.run.app or SERVICE-PROJECT_NUMBER.REGION.run.app); "
             f"{endpoint.redacted()} is not one.",
             "push_endpoint",
             host=endpoint.host,
         )
+
+
+def _inside(facts: SubscriptionFacts) -> str:
+    """The perimeter a message names: by name where known, else "a VPC Service Controls
+    perimeter"."""
+    names = facts.service_perimeters
+    if not names:
+        return "a VPC Service Controls perimeter"
+    if len(names) == 1:
+        return f"the VPC Service Controls perimeter {names[0]}"
+    return f"the VPC Service Controls perimeters {', '.join(names)}"
 
 
 RULE = Rule(

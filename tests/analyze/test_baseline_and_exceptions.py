@@ -212,6 +212,25 @@ def test_exceptions_active_and_expired_in_json_and_sarif(legacy_state, tmp_path:
         ({"resource": ORDERS, "reason": "r", "expires": "2099-12-31"}, "more than 365 days ahead"),
         ({"resource": ORDERS, "expires": "2026-12-31"}, "'reason' is a required property"),
         ({"resource": ORDERS, "reason": "r", "expires": "31.12.2026"}, "does not match"),
+        # issue 35: a resource that can match nothing is refused, not accepted silently
+        (
+            {
+                "resource": "projects/acme-orders/subscription/orders",
+                "reason": "r",
+                "expires": days(9),
+            },
+            "exceptions.0.resource: 'projects/acme-orders/subscription/orders' is not a resource "
+            "an exception can name",
+        ),
+        (
+            {
+                "resource": "projects/Acme-Orders/subscriptions/orders",
+                "reason": "r",
+                "expires": days(9),
+            },
+            "the project ID 'Acme-Orders' cannot exist",
+        ),
+        ({"resource": "*", "reason": "r", "expires": days(9)}, "wildcards are not supported"),
     ],
 )
 def test_a_malformed_or_distant_exception_is_exit_2_naming_it(
@@ -223,3 +242,22 @@ def test_a_malformed_or_distant_exception_is_exit_2_naming_it(
     assert code == 2
     message = json.loads(out)["error"]["message"]
     assert "push-endpoint-https" in message and "exceptions" in message and expected in message
+
+
+def test_two_exceptions_for_one_resource_are_exit_2(legacy_state, tmp_path: Path) -> None:
+    """Issue 35: the later of two exceptions for one resource no longer wins silently."""
+    state = write(tmp_path / "legacy.json", legacy_state)
+    config = config_with(
+        tmp_path,
+        {
+            "push-endpoint-https": [
+                {"resource": ORDERS, "reason": "until the move", "expires": days(9)},
+                {"resource": ORDERS, "reason": "extended", "expires": days(90)},
+            ]
+        },
+    )
+    code, out, _ = analyze(state, "--policy-config", config, "-f", "json")
+    assert code == 2
+    message = json.loads(out)["error"]["message"]
+    assert "push-endpoint-https: exceptions: item 1: names " + ORDERS in message
+    assert "one exception per resource and policy" in message

@@ -187,3 +187,28 @@ def perimeter(*numbers: str, dry_run: bool = False) -> dict[str, Any]:
 
 def agent(number: str) -> str:
     return f"serviceAccount:service-{number}@gcp-sa-pubsub.iam.gserviceaccount.com"
+
+
+def perimeter_resource(name: str, *numbers: str) -> dict[str, Any]:
+    """A perimeter as the accesscontextmanager.googleapis.com/ServicePerimeter resource (the
+    camelCase shape of tfplan2cai's example_access_context_manager_service_perimeter.json)."""
+    policy = "accessPolicies/987654"
+    return {
+        "name": f"//accesscontextmanager.googleapis.com/{policy}/servicePerimeters/{name}",
+        "asset_type": "accesscontextmanager.googleapis.com/ServicePerimeter",
+        "resource": {
+            "version": "v1",
+            "discovery_name": "ServicePerimeter",
+            "parent": f"//accesscontextmanager.googleapis.com/{policy}",
+            "data": {
+                "name": f"{policy}/servicePerimeters/{name}",
+                "title": name,
+                "perimeterType": "PERIMETER_TYPE_REGULAR",
+                "status": {
+                    "resources": [f"projects/{n}" for n in numbers],
+                    "restrictedServices": ["pubsub.googleapis.com"],
+                },
+            },
+        },
+        "ancestors": [ORG],
+    }

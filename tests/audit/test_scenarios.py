@@ -1,16 +1,24 @@
-"""Violation and compliant cases, built on the real CAI shapes (see cai.py), in one export."""
+"""Violation and compliant cases, built on the real CAI shapes (see cai.py), in one export; and
+the same export audited as users run it with a policy config of exceptions (issue 35, item 10)."""
 
 from __future__ import annotations
 
+import json
+import re
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
 
 from pushguard.audit.command import summary_line
+from pushguard.policy.exceptions import utc_today
 
 from . import cai
 from .conftest import Audit, audit, write_lines
+from .test_google_managed import GCB
+from .test_stacks import Run, run
 
 ORDERS, ORDERS_N = "acme-orders", "123456789012"
 SHARED, SHARED_N = "acme-shared", "222333444555"
@@ -206,3 +214,196 @@ def test_dry_run_perimeters_count_only_when_asked(spark: SparkSession, tmp_path:
     )
     with_spec = audit(spark, [export], tmp_path / "b", include_dry_run=True)
     assert "push-vpcsc-default-url" in with_spec.violations("custom")
+
+
+# --- issue 35, item 10: exceptions checked against what they can match; report.html ----------
+
+URN = "urn:pulumi:prod::orders::gcp:pubsub/subscription:Subscription::no-oidc"
+CAI = "//pubsub.googleapis.com/projects"
+
+
+def _days(n: int) -> str:
+    return (utc_today() + timedelta(days=n)).isoformat()
+
+
+def _item(resource: str, reason: str, days: int = 30) -> dict[str, str]:
+    return {"resource": resource, "reason": reason, "expires": _days(days)}
+
+
+def exceptions_config() -> dict[str, Any]:
+    """Three exceptions that match (by CAI full name, expired, by project number) and six that
+    cannot (a disabled policy, a rule that needs --stacks, a URN, a subscription not in the
+    export, one with no finding of its policy, a Google-managed subscription)."""
+    orders = f"projects/{ORDERS}/subscriptions"
+    return {
+        "push-endpoint-https": {
+            "exceptions": [_item(f"{CAI}/{ORDERS}/subscriptions/plain-http", "partner moves")]
+        },
+        "push-auth-oidc": {
+            "exceptions": [
+                _item(f"{orders}/no-oidc", "was accepted", days=-1),
+                _item(f"{orders}/compliant", "fixed since"),
+                _item(f"{orders}/gcb-deploy-on-release", "Cloud Build's own"),
+            ]
+        },
+        "push-agent-token-creator": {
+            "exceptions": [
+                _item(f"projects/{ORDERS_N}/subscriptions/token-creator-missing", "by number")
+            ]
+        },
+        "push-sa-same-project": {
+            "exceptions": [_item(f"{orders}/deleted-long-ago", "gone"), _item(URN, "by urn")]
+        },
+        "push-unmanaged": {"exceptions": [_item(f"{orders}/no-oidc", "legacy")]},
+        "push-audience-explicit": {
+            "enforcementLevel": "disabled",
+            "exceptions": [_item(f"{orders}/no-oidc", "off")],
+        },
+    }
+
+
+def finding(run: Run, subscription: str, rule: str) -> dict[str, Any]:
+    [found] = [
+        f
+        for f in run.findings()
+        if f.get("rule_id") == rule and f["asset_name"].endswith(f"/subscriptions/{subscription}")
+    ]
+    return found
+
+
+def report_of(run: Run) -> str:
+    return (run.out / "report.html").read_text()
+
+
+def run_command(root: Path, assets: list[dict], config: dict[str, Any]) -> Run:
+    """`pushguard audit EXPORT --out OUT --policy-config CONFIG`, as users run it."""
+    export = write_lines(root / "export" / "resources.json", assets)
+    (root / "policy-config.json").write_text(json.dumps(config))
+    return run(root, export, config=root / "policy-config.json")
+
+
+@pytest.fixture(scope="module")
+def excepted(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Run:
+    # a second perimeter, in the ServicePerimeter resource form, holds the payments project too
+    assets = [
+        *build_export(),
+        cai.perimeter_resource("pay-restricted", PAY_N),
+        cai.subscription(ORDERS, ORDERS_N, "gcb-deploy-on-release", f"{GCB}global"),
+    ]
+    done = run_command(tmp_path_factory.mktemp("excepted"), assets, exceptions_config())
+    assert done.code == 1, done.stderr
+    return done
+
+
+def test_an_exception_by_the_cai_full_name_excepts_its_finding(excepted: Run) -> None:
+    found = finding(excepted, "plain-http", "push-endpoint-https")
+    assert found["asset_name"] == f"{CAI}/{ORDERS}/subscriptions/plain-http"
+    assert (found["status"], found["exception_state"]) == ("excepted", "active")
+    assert found["exception_reason"] == "partner moves"
+
+
+def test_an_exception_by_project_number_excepts_its_finding(excepted: Run) -> None:
+    found = finding(excepted, "token-creator-missing", "push-agent-token-creator")
+    assert (found["status"], found["exception_reason"]) == ("excepted", "by number")
+
+
+def test_exceptions_that_match_nothing_are_listed_with_why(excepted: Run) -> None:
+    orders = f"projects/{ORDERS}/subscriptions"
+    use = excepted.summary["exceptions"]
+    assert (use["given"], use["matched"]) == (9, 3)
+    whys = {(u["policy"], u["resource"]): u["why"] for u in use["unused"]}
+    assert set(whys) == {
+        ("push-audience-explicit", f"{orders}/no-oidc"),
+        ("push-auth-oidc", f"{orders}/compliant"),
+        ("push-auth-oidc", f"{orders}/gcb-deploy-on-release"),
+        ("push-sa-same-project", f"{orders}/deleted-long-ago"),
+        ("push-sa-same-project", URN),
+        ("push-unmanaged", f"{orders}/no-oidc"),
+    }
+    assert "disabled" in whys[("push-audience-explicit", f"{orders}/no-oidc")]
+    assert "risk may be gone" in whys[("push-auth-oidc", f"{orders}/compliant")]
+    assert "Google-managed" in whys[("push-auth-oidc", f"{orders}/gcb-deploy-on-release")]
+    assert (
+        "no subscription of this name is in the export"
+        in whys[("push-sa-same-project", f"{orders}/deleted-long-ago")]
+    )
+    assert "URN" in whys[("push-sa-same-project", URN)]
+    assert "--stacks" in whys[("push-unmanaged", f"{orders}/no-oidc")]
+    assert [u["expires"] for u in use["unused"]] == [_days(30)] * 6
+    assert "exceptions: 3 of 9 matched a finding, 6 unused" in excepted.stdout
+    report = report_of(excepted)
+    assert "3 of 9 exceptions in the policy config matched a finding; 6 matched nothing" in report
+    for (_, resource), why in whys.items():
+        assert f"<code>{resource}</code>" in report and why in report
+
+
+def test_the_report_shows_undecided_and_excepted_results_with_their_counts(
+    excepted: Run,
+) -> None:
+    found = excepted.summary["findings"]
+    undecided = [f for f in excepted.findings() if f["status"] == "unknown"]
+    assert len(undecided) == found["undecided"] > 0
+    assert "push-target-requires-auth" in found["undecided_by_rule"]
+    report = report_of(excepted)
+    # undecided results: counted and listed (before, never shown)
+    assert f'<div class="card"><b>{found["undecided"]}</b>undecided</div>' in report
+    listed = re.findall(r"<td>(violation|excepted|undecided)</td>", report)
+    assert listed.count("undecided") == len(undecided)
+    for rule, count in found["undecided_by_rule"].items():
+        assert f"<tr><td><code>{rule}</code></td>" in report and f"{count:,}</td></tr>" in report
+    # excepted findings: counted and listed
+    assert found["excepted"] == 2
+    assert f'<div class="card"><b>{found["excepted"]}</b>excepted</div>' in report
+    assert listed.count("excepted") == found["excepted"]
+
+
+def test_the_report_words_an_expired_exception_as_not_excepted(excepted: Run) -> None:
+    found = finding(excepted, "no-oidc", "push-auth-oidc")
+    assert (found["status"], found["exception_state"]) == ("violation", "expired")
+    report = report_of(excepted)
+    assert "excepted expired" not in report
+    assert f"exception expired {_days(-1)} (counted again): was accepted" in report
+    assert f"excepted until {_days(30)}: partner moves" in report
+
+
+def test_a_perimeter_finding_names_its_perimeters(excepted: Run) -> None:
+    found = finding(excepted, "perimeter-custom-domain", "push-vpcsc-default-url")
+    names = (
+        "accessPolicies/111222333444/servicePerimeters/payments, "
+        "accessPolicies/987654/servicePerimeters/pay-restricted"
+    )
+    assert f"inside the VPC Service Controls perimeters {names}," in found["message"]
+    assert names in report_of(excepted)
+
+
+@pytest.mark.parametrize(
+    ("exceptions", "says"),
+    [
+        (
+            [_item(f"projects/{ORDERS}/subscription/no-oidc", "typo")],
+            "exceptions.0.resource: 'projects/acme-orders/subscription/no-oidc' is not a "
+            "resource an exception can name",
+        ),
+        (
+            [_item("projects/Acme-Orders/subscriptions/no-oidc", "upper")],
+            "exceptions.0.resource: 'projects/Acme-Orders/subscriptions/no-oidc': the project "
+            "ID 'Acme-Orders' cannot exist",
+        ),
+        ([_item("*", "everything")], "exceptions.0.resource: '*': wildcards are not supported"),
+        (
+            [
+                _item(f"projects/{ORDERS}/subscriptions/no-oidc", "first"),
+                _item(f"{CAI}/{ORDERS}/subscriptions/no-oidc", "second", days=60),
+            ],
+            "exceptions: item 1: names projects/acme-orders/subscriptions/no-oidc, as item 0 does",
+        ),
+    ],
+)
+def test_an_exception_that_can_match_nothing_is_refused_before_the_audit(
+    spark: SparkSession, tmp_path: Path, exceptions: list[dict[str, str]], says: str
+) -> None:
+    done = run_command(tmp_path, build_export(), {"push-auth-oidc": {"exceptions": exceptions}})
+    assert done.code == 2, done.stderr
+    assert done.stderr.startswith("pushguard audit: error: invalid policy config"), done.stderr
+    assert f"push-auth-oidc: {says}" in done.stderr, done.stderr
+    assert not done.out.exists()

@@ -139,25 +139,65 @@ def test_malformed_exceptions_are_refused_by_the_packs_schema(
     assert expected in str(caught.value)
 
 
+ORDERS_PATH = f"projects/{PROJECT}/subscriptions/orders"
+
+
 @pytest.mark.parametrize(
     ("settings", "field", "allowed"),
     [
         (
-            {"exceptions": [{"resource": "r", "reason": "r", "expires": "2099-01-01"}]},
+            {"exceptions": [{"resource": ORDERS_PATH, "reason": "r", "expires": "2099-01-01"}]},
             "exceptions",
             "more than 365 days ahead",
         ),
         (
-            {"exceptions": [{"resource": "r", "reason": "r", "expires": "2026-02-30"}]},
+            {"exceptions": [{"resource": ORDERS_PATH, "reason": "r", "expires": "2026-02-30"}]},
             "exceptions.0.expires",
             "not a calendar date",
         ),
         (
-            {"exceptions": [{"resource": "r", "reason": "see [x]", "expires": "2026-02-03"}]},
+            {
+                "exceptions": [
+                    {"resource": ORDERS_PATH, "reason": "see [x]", "expires": "2026-02-03"}
+                ]
+            },
             "exceptions.0.reason",
             "without [ or ]",
         ),
         ({"exceptionMaxDays": 0}, "exceptionMaxDays", "greater than or equal to 1"),
+        # issue 35: a resource that can match nothing, and two exceptions for one resource
+        (
+            {
+                "exceptions": [
+                    {
+                        "resource": f"projects/{PROJECT}/subscription/orders",
+                        "reason": "typo",
+                        "expires": _days(5),
+                    }
+                ]
+            },
+            "exceptions.0.resource",
+            "is not a resource an exception can name",
+        ),
+        (
+            {"exceptions": [{"resource": "*", "reason": "everything", "expires": _days(5)}]},
+            "exceptions.0.resource",
+            "wildcards are not supported",
+        ),
+        (
+            {
+                "exceptions": [
+                    {"resource": ORDERS_PATH, "reason": "first", "expires": _days(5)},
+                    {
+                        "resource": f"//pubsub.googleapis.com/{ORDERS_PATH}",
+                        "reason": "second",
+                        "expires": _days(9),
+                    },
+                ]
+            },
+            "exceptions",
+            "item 1: names " + ORDERS_PATH + ", as item 0 does",
+        ),
     ],
 )
 def test_the_pack_itself_refuses_what_the_schema_cannot_say(
@@ -168,6 +208,23 @@ def test_the_pack_itself_refuses_what_the_schema_cannot_say(
     assert found.level == "mandatory"
     assert f"invalid configuration for policy {HTTPS_RULE}: {field}:" in found.message
     assert allowed in found.message
+
+
+def test_an_exception_by_the_cai_full_name_holds_in_the_pack(pack: PolicyPackProcess) -> None:
+    """Issue 35: the CAI full name, the audit's asset_name, names the subscription everywhere."""
+    sub = _http("orders")
+    pack.configure(
+        _exceptions(
+            {
+                "resource": f"//pubsub.googleapis.com/{ORDERS_PATH}",
+                "reason": "vendor endpoint",
+                "expires": _days(5),
+            }
+        )
+    )
+    [found] = [d for d in pack.analyze(sub) if d.policy == HTTPS_RULE]
+    assert found.level == "advisory"
+    assert f"excepted until {_days(5)}: vendor endpoint]" in found.message
 
 
 def test_the_config_can_raise_the_expiry_limit(pack: PolicyPackProcess) -> None:
