@@ -170,6 +170,7 @@ def render(
 <p>{lines.quarantined:,} of {lines.read:,} lines could not be used; each is in
 <code>quarantine/</code> with its file, line and reason.</p>
 <table><tr><th>reason</th><th class=num>lines</th></tr>{reasons}</table>
+{_unread(summary)}
 </body></html>
 """
 
@@ -200,3 +201,18 @@ def _stacks(summary: AuditSummary) -> str:
 <h2>Drift per stack</h2>
 <table><tr><th>stack</th><th class=num>drifted</th><th class=num>deleted out of band</th></tr>
 {drifted}</table>"""
+
+
+def _unread(summary: AuditSummary) -> str:
+    """The files that were not read (``inputs.files_unreadable``), each with its reason."""
+    unread = summary.inputs.files_unreadable
+    if not unread:
+        return ""
+    rows = "".join(
+        f"<tr><td><code>{escape(name)}</code></td><td>{escape(reason)}</td></tr>"
+        for name, reason in unread.items()
+    )
+    return (
+        f"<h3>Files not read</h3><p>{len(unread):,} files were not audited; their lines are not "
+        f"counted above.</p><table><tr><th>file</th><th>reason</th></tr>{rows}</table>"
+    )
