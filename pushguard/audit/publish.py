@@ -32,9 +32,12 @@ staging folder, published at the end.
   Python). A run killed outright (SIGKILL of the command) may leave its staging folder; it is
   never read and can be deleted.
 
-Local folders are renamed with ``os.rename`` (one step, or an error that changed nothing; Hadoop's
-local file system falls back to copying and deleting when a rename fails, which emptied a
-mounted ``--out`` into a hidden sibling), other URIs through Hadoop's ``FileSystem``.
+Local folders are renamed with ``os.rename`` (one step, or an error that changed nothing), other
+URIs through Hadoop's ``FileSystem``. Hadoop's local file system falls back to copying and
+deleting when a rename fails ("The fallback behavior accomplishes the rename by a full copy",
+``RawLocalFileSystem.rename`` in apache/hadoop ``hadoop-common-project/hadoop-common/src/main/java/
+org/apache/hadoop/fs/RawLocalFileSystem.java``): renaming a mounted ``--out`` aside that way
+emptied it into a hidden sibling folder.
 """
 
 from __future__ import annotations
