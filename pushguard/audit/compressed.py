@@ -29,12 +29,45 @@ _THREADS = 4
 
 
 def codec_of(spark: SparkSession, path: Any) -> Any:
-    """Hadoop's codec for a Hadoop ``path`` (by its extension), or None (not compressed)."""
+    """The codec Spark's text source decompresses a Hadoop ``path`` with, or None (not
+    compressed): Spark 4's ``HadoopCodecStreams.getDecompressionCodec`` (Hadoop's codec by
+    extension, and ``.zstd`` and ``.gzip`` too: apache/spark
+    ``core/src/main/scala/org/apache/spark/io/HadoopCodecStreams.scala``), else Hadoop's
+    ``CompressionCodecFactory`` (Spark 3.5)."""
     jvm: Any = spark.sparkContext._jvm
-    factory = jvm.org.apache.hadoop.io.compress.CompressionCodecFactory(
-        spark.sparkContext._jsc.hadoopConfiguration()
-    )
-    return factory.getCodec(path)
+    config = spark.sparkContext._jsc.hadoopConfiguration()
+    try:
+        found = jvm.org.apache.spark.io.HadoopCodecStreams.getDecompressionCodec(config, path)
+        return found.get() if found.isDefined() else None
+    except Exception:  # Spark 3.5: no HadoopCodecStreams
+        return jvm.org.apache.hadoop.io.compress.CompressionCodecFactory(config).getCodec(path)
+
+
+def open_decompressed(spark: SparkSession, name: str) -> Any:
+    """A Java ``InputStream`` of the file ``name`` after decompression, as Spark's line reader
+    opens it (``HadoopLineRecordReader``: the codec's stream, else, for Zstandard without
+    Hadoop's native library, Spark's own).
+
+    Raises:
+        Exception: what Hadoop raises when the file cannot be opened or its codec used.
+    """
+    fs, path = hadoop_path(spark, name)
+    codec = codec_of(spark, path)
+    raw = fs.open(path)
+    if codec is None:
+        return raw
+    try:
+        return codec.createInputStream(raw)
+    except Exception:
+        jvm: Any = spark.sparkContext._jvm
+        try:
+            fallback = jvm.org.apache.spark.io.HadoopCodecStreams.createZstdInputStream(path, raw)
+        except Exception:
+            fallback = None
+        if fallback is None or not fallback.isDefined():
+            raw.close()
+            raise
+        return fallback.get()
 
 
 def decompressed_size(spark: SparkSession, name: str) -> int:
@@ -44,11 +77,8 @@ def decompressed_size(spark: SparkSession, name: str) -> int:
         Exception: what Hadoop raises when the file cannot be opened or decompressed (a py4j
             error whose Java exception :func:`~pushguard.audit.causes.java_cause` names).
     """
-    fs, path = hadoop_path(spark, name)
     jvm: Any = spark.sparkContext._jvm
-    codec = codec_of(spark, path)
-    raw = fs.open(path)
-    stream = codec.createInputStream(raw) if codec is not None else raw
+    stream = open_decompressed(spark, name)
     try:
         return int(stream.transferTo(jvm.java.io.OutputStream.nullOutputStream()))
     finally:
@@ -57,13 +87,13 @@ def decompressed_size(spark: SparkSession, name: str) -> int:
 
 def measure(spark: SparkSession, names: list[str]) -> dict[str, int | str]:
     """For each compressed file of ``names``, its size after decompression or, when it cannot
-    be decompressed, the reason (``truncated or corrupt compressed file: CAUSE``)."""
+    be decompressed, the reason (``cannot be decompressed (cut short or corrupt): CAUSE``)."""
 
     def one(name: str) -> int | str:
         try:
             return decompressed_size(spark, name)
         except Exception as error:
-            return f"truncated or corrupt compressed file: {java_cause(error)}"
+            return f"cannot be decompressed (cut short or corrupt): {java_cause(error)}"
 
     if not names:
         return {}

@@ -48,7 +48,7 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from pushguard.audit.bigquery import BigQueryInputError, is_bigquery, parse_input, read_input
 from pushguard.audit.causes import java_cause
-from pushguard.audit.compressed import codec_of, measure
+from pushguard.audit.compressed import codec_of, measure, open_decompressed
 from pushguard.audit.long_lines import line_options
 from pushguard.audit.one_value import MAX_DEPTH, NotOneValueError, depth, one_value
 from pushguard.audit.outputs import hadoop_path
@@ -204,8 +204,9 @@ def _is_service_folder(name: str) -> bool:
 
 def file_shape(spark: SparkSession, name: str, max_line_bytes: int = DEFAULT_PROBE_BYTES) -> str:
     """:data:`DOCUMENT` or :data:`LINES`, from the start of the file after decompression (the
-    codec Hadoop picks by extension, as Spark's sources do when they read it: ``.gz``, ``.bz2``,
-    ``.zst``...). Only the first line, and in one case the next non-blank one, are read:
+    codec Spark's text source picks by extension:
+    :func:`pushguard.audit.compressed.open_decompressed`). Only the first line, and in one case
+    the next non-blank one, are read:
 
     - a first non-blank character other than ``[`` or ``{``, or an empty file: lines;
     - a first line that is complete JSON: lines, unless it is an array and nothing but blanks
@@ -221,10 +222,7 @@ def file_shape(spark: SparkSession, name: str, max_line_bytes: int = DEFAULT_PRO
     Raises:
         Exception: what Hadoop raises when the file cannot be opened or decompressed.
     """
-    fs, path = hadoop_path(spark, name)
-    codec = codec_of(spark, path)
-    raw = fs.open(path)
-    stream = codec.createInputStream(raw) if codec is not None else raw
+    stream = open_decompressed(spark, name)
     try:
         return _shape(_Reader(stream), max_line_bytes)
     finally:
