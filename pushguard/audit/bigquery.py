@@ -161,7 +161,8 @@ def export_lines(
             a type (quarantined) and with a service perimeter (:func:`needed_rows`).
 
     Returns:
-        A DataFrame in :data:`pushguard.audit.read.LINE_SCHEMA`: ``source``, ``block`` (the
+        A DataFrame in :data:`pushguard.audit.read.LINE_SCHEMA` but ``read_error`` (which
+        :func:`~pushguard.audit.read.read_lines` adds): ``source``, ``block`` (the
         partition, so that a quarantined row's "line" is its position in the read), ``position``
         (increasing within a block) and ``value``, the asset's JSON
         (:func:`~pushguard.audit.bigquery_json.asset_json`).

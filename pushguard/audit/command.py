@@ -7,19 +7,15 @@ Used by ``pushguard audit`` and by ``spark-submit`` (``python -m pushguard.audit
 from __future__ import annotations
 
 import json
-import logging
 import os
 import re
-import signal
 import sys
 import traceback
 import uuid
-from collections.abc import Collection, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from types import FrameType
 from typing import TextIO
 
 from pyspark.sql import SparkSession
@@ -27,6 +23,7 @@ from pyspark.sql import SparkSession
 from pushguard.audit.baseline import BaselineError, check_baseline, compare
 from pushguard.audit.baseline_scope import settings_digests
 from pushguard.audit.bigquery import BigQueryInputError, parse_input
+from pushguard.audit.causes import java_cause
 from pushguard.audit.coverage import BLIND_MODES
 from pushguard.audit.exception_use import exceptions_said
 from pushguard.audit.job import run_audit
@@ -36,16 +33,26 @@ from pushguard.audit.parse import DEFAULT_MAX_LINE_BYTES
 from pushguard.audit.progress import ConsoleProgress
 from pushguard.audit.publish import (
     OutputUsageError,
+    PublishError,
     check_local_inputs,
     check_out,
     discard,
+    out_target,
     publish,
     staging_path,
 )
+from pushguard.audit.quiet import py4j_quiet, quiet_accumulators
 from pushguard.audit.read import InputError
 from pushguard.audit.report import render
 from pushguard.audit.snapshots import SnapshotUsageError, snapshot_times
 from pushguard.audit.stacks import StacksInputError, state_files
+from pushguard.audit.stopping import (
+    Stopped,
+    reclaim_sigint,
+    register,
+    starting,
+    stopped_by_signals,
+)
 from pushguard.audit.summary import AuditSummary
 from pushguard.audit.summary_text import changes_text, unseen
 from pushguard.policy.config_file import PolicyConfigError, load_rule_config
@@ -124,7 +131,7 @@ def run(
     progress = ConsoleProgress(stderr)  # phases on stderr: live on a terminal, else lines
     kept = f"the previous outputs in {out} are as they were; nothing was published"
     try:
-        with _stopped_by_signals(), _py4j_quiet(not debug):
+        with stopped_by_signals(), py4j_quiet(not debug):
             result = _run_on_spark(
                 master, options, progress, baseline, debug=debug, accept=accept_baseline_mismatch
             )
@@ -138,6 +145,12 @@ def run(
             file=stderr,
         )
         return 130 if name == "SIGINT" else 2
+    except PublishError as error:  # says itself where the outputs are
+        progress.close()
+        if debug:
+            traceback.print_exception(error, file=stderr)
+        print(f"pushguard audit: error: {error}", file=stderr)
+        return 2
     except Exception as error:  # any failed run: exit code 2, not a traceback
         progress.close()
         if debug:
@@ -146,6 +159,8 @@ def run(
         print(f"pushguard audit: error: {error if known else describe(error)}; {kept}", file=stderr)
         return 2
     progress.close()
+    for name, reason in result.summary.inputs.files_unreadable.items():
+        print(f"pushguard audit: not read: {name}: {reason}", file=stderr)
     print(summary_line(result.summary, out))
     blind = result.blind(fail_on, fail_on_blind)
     if blind is not None:
@@ -256,16 +271,18 @@ def _run_on_spark(
     and publish it as ``options.out`` (:mod:`pushguard.audit.publish`); a run that fails or is
     stopped discards its staging folder."""
     progress.phase("starting Spark")
-    spark = session(master)
-    _STOPPING["spark"] = spark
-    _reclaim_sigint()  # a new SparkContext installs its own SIGINT handler
+    with starting():
+        spark = session(master)
+        register(spark)
+        reclaim_sigint()  # a new SparkContext installs its own SIGINT handler
     if not debug:
-        _quiet_accumulator_server(spark)
+        quiet_accumulators(spark)
     progress.attach(spark.sparkContext)
     check_executors(spark)
     run_time = datetime.now(UTC)
     run_id = run_time.strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:8]
-    staging = staging_path(options.out, run_id)
+    target = out_target(options.out)
+    staging = staging_path(target, run_id)
     try:
         stamp = run_time.strftime("%Y-%m-%dT%H:%M:%SZ")
         result = run_audit(spark, replace(options, out=staging, run_time=stamp), progress)
@@ -279,133 +296,15 @@ def _run_on_spark(
             folder.write_text("report.html", render(summary, result.offenders or {}, listed))
             result = AuditResult(summary, result.offenders)
         progress.phase("publishing")
-        publish(spark, staging, options.out, run_id, run_time)
+        publish(spark, staging, target, run_id, run_time)
+    except PublishError as error:
+        if not error.keeps_staging:
+            discard(spark, staging)
+        raise
     except BaseException:
         discard(spark, staging)
         raise
     return result
-
-
-class Stopped(BaseException):
-    """The run was stopped by a signal (``name``: ``SIGTERM``, ``SIGHUP``).
-
-    A ``BaseException``, like ``KeyboardInterrupt``: the handler raises it wherever the main
-    thread is, often inside a py4j call, and py4j turns any ``Exception`` raised while it waits
-    for the JVM's answer into a ``Py4JNetworkError`` (``ClientServerConnection.send_command`` in
-    ``py4j/clientserver.py``). As an ``Exception`` the stop was lost that way: a run sent SIGTERM
-    while writing its findings went on and published (exit 1; ``tests/audit/test_killed.py``)."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__(f"stopped by {name}")
-        self.name = name
-
-
-_STOPPING: dict[str, SparkSession] = {}
-"""The session to quiet and cancel when a signal stops the run."""
-
-_HANDLER: dict[str, object] = {}
-"""The audit's own signal handler while a run is under :func:`_stopped_by_signals`."""
-
-
-def _reclaim_sigint() -> None:
-    """Put the audit's SIGINT handler back after a new ``SparkContext`` replaced it with its own
-    (PySpark's ``signal_handler`` in ``pyspark/core/context.py`` cancels the jobs and raises
-    ``KeyboardInterrupt`` without quieting the JVM's log, and ignores nothing while the run
-    unwinds)."""
-    handler = _HANDLER.get("handler")
-    if handler is not None and _main_thread():
-        signal.signal(signal.SIGINT, handler)  # type: ignore[arg-type]
-
-
-def _quiet_and_cancel() -> None:
-    """Silence the JVM's logging (no Java traces for the cancelled tasks) and cancel every job."""
-    spark = _STOPPING.get("spark")
-    if spark is None:
-        return
-    try:
-        spark.sparkContext.setLogLevel("OFF")
-        spark.sparkContext.cancelAllJobs()
-    except Exception:  # the JVM may be going away
-        pass
-
-
-@contextmanager
-def _stopped_by_signals() -> Iterator[None]:
-    """While the block runs, the first SIGINT raises ``KeyboardInterrupt`` and the first
-    SIGTERM/SIGHUP raises :class:`Stopped`, after quieting and cancelling Spark; later ones are
-    ignored so the staging folder is still removed. The previous handlers are restored after.
-    Only in the main thread (where Python delivers signals)."""
-    if not _main_thread():
-        yield
-        return
-
-    stopped: list[int] = []
-
-    def handler(number: int, _: FrameType | None) -> None:
-        if stopped:  # the run is unwinding already: let it finish cleaning up
-            return
-        stopped.append(number)
-        _quiet_and_cancel()
-        if number == signal.SIGINT:
-            raise KeyboardInterrupt
-        raise Stopped(signal.Signals(number).name)
-
-    numbers = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    previous = {n: signal.getsignal(n) for n in numbers}
-    try:
-        for number in numbers:
-            signal.signal(number, handler)
-        _HANDLER["handler"] = handler
-        yield
-    finally:
-        for number, old in previous.items():
-            signal.signal(number, old)
-        _STOPPING.clear()
-        _HANDLER.clear()
-
-
-def _quiet_accumulator_server(spark: SparkSession) -> None:
-    """PySpark's accumulator server (a ``socketserver`` thread in the driver that the JVM sends
-    accumulator updates to) prints a Python traceback on stderr when a request fails, as when the
-    JVM dies mid-update (``socketserver.BaseServer.handle_error``); the run's one paragraph says
-    what happened instead (``--debug`` keeps the traceback)."""
-    server = getattr(spark.sparkContext, "_accumulatorServer", None)
-    if server is not None:
-        server.handle_error = lambda *_: None
-
-
-class _FromPy4J(logging.Filter):
-    """Drops the records py4j logs (with their tracebacks) when the JVM goes away."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not (record.name.startswith("py4j") or f"{os.sep}py4j{os.sep}" in record.pathname)
-
-
-@contextmanager
-def _py4j_quiet(quiet: bool) -> Iterator[None]:
-    """While the block runs (and ``quiet``), py4j's log records are dropped: py4j logs
-    ``Exception while sending command.`` with a Python traceback through the root logger
-    (``logging.exception`` in ``py4j/java_gateway.py``) when a signal interrupts a call or the
-    JVM dies; the run's one paragraph says what happened instead."""
-    if not quiet:
-        yield
-        return
-    dropped = _FromPy4J()
-    root, py4j = logging.getLogger(), logging.getLogger("py4j")
-    level = py4j.level
-    root.addFilter(dropped)
-    py4j.setLevel(logging.CRITICAL + 1)
-    try:
-        yield
-    finally:
-        root.removeFilter(dropped)
-        py4j.setLevel(level)
-
-
-def _main_thread() -> bool:
-    import threading  # noqa: PLC0415
-
-    return threading.current_thread() is threading.main_thread()
 
 
 def progress_phase(progress: ConsoleProgress) -> str:
@@ -414,7 +313,8 @@ def progress_phase(progress: ConsoleProgress) -> str:
 
 
 def summary_line(summary: AuditSummary, out: str) -> str:
-    """The line printed on stdout after a run: lines, subscriptions, violations by level, the
+    """The line printed on stdout after a run: lines (and the files not read), subscriptions,
+    violations by level, the
     Google-managed subscriptions set aside (when there are some), what
     changed against the baseline (or that it is not computed without one), the stacks' unmanaged,
     drifted and deleted subscriptions (or that they are not checked without ``--stacks``), the
@@ -438,8 +338,15 @@ def summary_line(summary: AuditSummary, out: str) -> str:
         if stacks.checked
         else "; stacks not checked (--stacks)"
     )
+    unread = len(summary.inputs.files_unreadable)
+    not_read = (
+        f" ({unread:,} file{'' if unread == 1 else 's'} not read: inputs.files_unreadable in "
+        "summary.json)"
+        if unread
+        else ""
+    )
     return (
-        f"pushguard audit: {lines.read:,} lines read, {lines.parsed:,} parsed, "
+        f"pushguard audit: {lines.read:,} lines read{not_read}, {lines.parsed:,} parsed, "
         f"{lines.quarantined:,} quarantined; {subscriptions.evaluated:,} "
         f"subscriptions ({subscriptions.push:,} push); violations by level "
         f"{json.dumps(summary.findings.violations_by_level, sort_keys=True)}{set_aside}{against}"
@@ -560,7 +467,9 @@ def missing_module(text: str) -> str | None:
 
 def describe(error: BaseException) -> str:
     """One paragraph for a failed run: the error's type and the first lines of its message,
-    without the Java or Python stack."""
+    without the Java or Python stack, and its innermost cause when the message does not say it
+    (a Spark job that failed writing says ``Task failed while writing rows``; the full disk
+    behind it is the cause: :func:`pushguard.audit.causes.java_cause`)."""
     lines = []
     for raw in str(error).splitlines():
         line = raw.strip().removeprefix(": ").strip()
@@ -574,6 +483,9 @@ def describe(error: BaseException) -> str:
     text = " ".join(lines) or "(no message)"
     if len(text) > 600:
         text = text[:597] + "..."
+    cause = java_cause(error)
+    if cause and cause not in text:
+        text = f"{text} (cause: {cause[:300]})"
     module = missing_module(str(error))
     hint = f" {SHIPPING_HINT}" if module else ""
     return f"the run failed: {type(error).__name__}: {text}{hint} (--debug shows the traceback)"

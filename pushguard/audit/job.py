@@ -18,25 +18,34 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from pushguard.audit.aggregates import collect_aggregates, coverage_counts
 from pushguard.audit.evaluate import arrow_evaluator, plan
 from pushguard.audit.exception_use import exception_use
 from pushguard.audit.join import AssetCopies, asset_copies, subscription_facts
 from pushguard.audit.listing import report_rows
+from pushguard.audit.long_lines import left_out
 from pushguard.audit.managed import managed_rows, stack_findings, stacks_counts
 from pushguard.audit.options import FAIL_ON, AuditOptions, AuditResult
 from pushguard.audit.outputs import OutputFolder
 from pushguard.audit.parse import parse_lines
 from pushguard.audit.progress import Progress
 from pushguard.audit.quarantine import write_quarantine
-from pushguard.audit.read import InputError, Inputs, discover, read_lines
+from pushguard.audit.read import InputError, Inputs, discover, file_key, read_lines
 from pushguard.audit.report import render
-from pushguard.audit.scan import Scan, assets_and_quarantine, stored_lines, type_changes
+from pushguard.audit.scan import (
+    LeaveOut,
+    Scan,
+    assets_and_quarantine,
+    stored_lines,
+    type_changes,
+)
 from pushguard.audit.schemas import FINDINGS_COLUMNS, FINDINGS_DDL
 from pushguard.audit.snapshots import (
     ambiguity_message,
@@ -168,7 +177,9 @@ def run_audit(
         stacks = _stacks(spark, options, persisted, progress)  # --stacks: read first, fail fast
         stored = persisted.cache(stored_lines(parse_lines(lines, options.max_line_bytes)))
         clock.done("discover")
-        scan, assets, quarantined = _scan(stored, persisted, progress)
+        scan, assets, quarantined = _scan(
+            stored, persisted, progress, _leave_out(inputs, options.max_line_bytes)
+        )
         progress.phase("joining")
         sources = sources_frame(spark, inputs.sources, inputs.timed)
         copies = asset_copies(assets, persisted.keep, sources)
@@ -221,13 +232,15 @@ def write_evaluated(facts: DataFrame, out: OutputFolder) -> None:
 
 
 def _scan(
-    stored: DataFrame, persisted: _Persisted, progress: Progress
+    stored: DataFrame, persisted: _Persisted, progress: Progress, leave_out: LeaveOut
 ) -> tuple[Scan, DataFrame, DataFrame]:
-    """The pass over the input, the exact wrong-type checks of its suspect lines (persisted),
-    and the assets and quarantined lines after them
+    """The pass over the input, the files it leaves out (``leave_out``), the exact checks of
+    its suspect lines (persisted), and the assets and quarantined lines after them
     (:func:`~pushguard.audit.scan.assets_and_quarantine`)."""
     progress.phase("parsing")
-    scan = Scan.of(stored)  # the one pass over the input: parse, persist, count
+    scan = Scan.of(stored, leave_out)  # the one pass over the input: parse, persist, count
+    if scan.left_out:
+        stored = stored.filter(~F.col("source").isin(*sorted(scan.left_out)))
     changes = None
     if scan.suspect:
         progress.phase("checking JSON types")
@@ -249,6 +262,25 @@ def _unambiguous(copies: AssetCopies) -> None:
             {**e, "exports": [x.removeprefix("file:") for x in e["exports"]]} for e in examples
         ]
         raise InputError(ambiguity_message(named, count))
+
+
+def _leave_out(inputs: Inputs, max_line_bytes: int) -> LeaveOut:
+    """The newline-delimited files to leave out after the scan, each recorded in
+    ``inputs.unreadable`` with its reason (:func:`pushguard.audit.long_lines.left_out`)."""
+
+    def decide(read_bytes: Mapping[str, int], too_long: set[str]) -> set[str]:
+        keyed: dict[str, int] = {}
+        for source, count in read_bytes.items():
+            keyed[file_key(source)] = keyed.get(file_key(source), 0) + count
+        long_keys = {file_key(source) for source in too_long}
+        reasons = left_out(inputs.line_files, keyed, long_keys, max_line_bytes)
+        for key, reason in reasons.items():
+            name = inputs.line_files[key].name
+            inputs.unreadable[name] = reason
+            inputs.ndjson.remove(name)
+        return {source for source in read_bytes if file_key(source) in reasons}
+
+    return decide
 
 
 def _stacks(

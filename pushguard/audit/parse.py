@@ -8,12 +8,26 @@ parsed + quarantined + blank = read.
 Two steps: :func:`parse_lines` reads every line (identity, envelope, payloads, the reasons but
 wrong JSON types, and a cheap test for those); :func:`with_type_errors` checks the suspect lines
 exactly (:mod:`pushguard.audit.json_types`). :func:`parse_assets` is both.
+
+**Exactly one JSON value of valid UTF-8 per line.** Spark's parser is lenient where the audit
+must not be (:mod:`pushguard.audit.one_value`): the JSON options turn off ``NaN``/``Infinity``
+and single quotes, :func:`_valid_utf8` rejects invalid UTF-8 (Spark would read it with
+replacement characters), and :func:`_ends_after_one_value` rejects a line with anything after
+its first value (Spark reads the first and ignores the rest). A line that is not exactly one
+object is held back with the provisional reason :data:`NOT_JSON`; :func:`with_type_errors` then
+gives it its exact reason (:func:`pushguard.audit.one_value.line_reason`, in Python, on those few
+lines only): ``concatenated values``, ``trailing data``, ``non-finite number``, ``nested deeper
+than 999 levels``, ``not JSON``, or, for one JSON value that is not an object of the envelope,
+:data:`NOT_ENVELOPE`.
 """
 
 from __future__ import annotations
 
+import secrets
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType, StringType, StructField, StructType
 
 from pushguard.audit.json_types import (
     VARIANT,
@@ -24,6 +38,7 @@ from pushguard.audit.json_types import (
     perimeter_text,
     suspect_line,
 )
+from pushguard.audit.one_value import INVALID_UTF8, LINE_REASONS, NOT_JSON, line_reason
 from pushguard.audit.schemas import (
     CORRUPT,
     ENVELOPE,
@@ -54,14 +69,26 @@ is at most 64 KB (https://cloud.google.com/iam/quotas)."""
 QUARANTINE_TEXT_CHARS = 2048
 """How much of a quarantined line is kept in ``quarantine/`` (the rest is cut)."""
 
-_JSON_OPTIONS = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
+_STRICT = {"allowNonNumericNumbers": "false", "allowSingleQuotes": "false"}
+"""JSON as written: no ``NaN``/``Infinity``/``INF`` and no single-quoted strings, which Spark
+accepts by default (https://spark.apache.org/docs/latest/sql-data-sources-json.html, "Data
+Source Option": ``allowNonNumericNumbers`` and ``allowSingleQuotes`` default to true)."""
+
+_JSON_OPTIONS = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT, **_STRICT}
+
+_END = "_pushguard_end"
+_NONCE = secrets.token_hex(16)
+"""A value no line can hold but by chance (128 random bits, new in each process), for
+:func:`_ends_after_one_value`."""
+
+_END_SCHEMA = ArrayType(StructType([StructField(_END, StringType())]))
 
 TYPED_COLUMNS = tuple(data_column(kind) for kind in RESOURCE_DATA)
 """The typed ``resource.data`` columns, one per asset type of
 :data:`~pushguard.audit.schemas.RESOURCE_DATA`, in its order."""
 
 
-def _typed(raw: Column, schema: object) -> Column:
+def _typed(raw: Column | str, schema: object) -> Column:
     return F.from_json(raw, schema, _JSON_OPTIONS)  # type: ignore[arg-type]
 
 
@@ -70,8 +97,42 @@ def _asset_type() -> Column:
 
 
 def _needed() -> Column:
-    """The line is JSON with the identity schema and one of the asset types the audit reads."""
-    return _asset_type().isin(*NEEDED_TYPES) & F.col(f"id.{CORRUPT}").isNull()
+    """The line is one JSON object with the identity schema and one of the asset types the audit
+    reads."""
+    return _asset_type().isin(*NEEDED_TYPES) & F.col("one")
+
+
+def _valid_utf8(value: Column) -> Column:
+    """The line's bytes are valid UTF-8 (Spark 4's ``is_valid_utf8``; on Spark 3.5, the bytes
+    equal their decoding encoded again, which replaces invalid sequences)."""
+    if hasattr(F, "is_valid_utf8"):
+        return F.is_valid_utf8(value)
+    return value.cast("binary") == F.encode(value, "UTF-8")
+
+
+def _valid_text(value: Column) -> Column:
+    """``value`` with invalid UTF-8 replaced (U+FFFD), for the quarantine's text."""
+    if hasattr(F, "make_valid_utf8"):
+        return F.make_valid_utf8(value)
+    return F.decode(F.encode(value, "UTF-8"), "UTF-8")
+
+
+def _ends_after_one_value(value: Column) -> Column:
+    """True when nothing but white space follows the line's first JSON value (null when the
+    line is not JSON as Spark's parser reads it).
+
+    Spark's ``from_json`` reads a line's first value and ignores what follows it (apache/spark's
+    ``JacksonParser.parse`` stops after the root value; the streaming parser itself allows
+    several roots: FasterXML/jackson-core issue 1323; NVIDIA/cudf issue 14226 lists the inputs
+    Spark reads as one record). The line is read again inside ``[LINE,{"_pushguard_end":
+    NONCE}]`` as an array of objects with that one field, whose other fields the parser skips:
+    exactly two elements, the second holding :data:`_NONCE`, means the line's value ended
+    where the line does. A line that closes the array itself (``{...}] x``) leaves fewer
+    elements, one that holds two values (``{...},{...}``) more, and text after the value makes
+    the array invalid."""
+    wrapped = F.concat(F.lit("["), value, F.lit(f',{{"{_END}":"{_NONCE}"}}]'))
+    elements = F.from_json(wrapped, _END_SCHEMA, _STRICT)
+    return (F.size(elements) == 2) & (elements[1][_END] == F.lit(_NONCE))
 
 
 def _update_time() -> Column:
@@ -84,28 +145,42 @@ def _update_time() -> Column:
 
 
 def _blank() -> Column:
-    """The line holds nothing but white space (tested only where it is not JSON; never
-    null)."""
-    not_json = F.col("id").isNull() | F.col(f"id.{CORRUPT}").isNotNull()
-    return F.coalesce(not_json & F.col("value").rlike(r"^\s*$"), F.lit(False))
+    """The line holds nothing but white space (tested only where it is not one JSON object;
+    never null)."""
+    return F.coalesce(~F.col("one") & F.col("value").rlike(r"^\s*$"), F.lit(False))
 
 
 def _with_envelope(lines: DataFrame, max_line_bytes: int) -> DataFrame:
-    """``source``, ``block``, ``position``, ``value``, ``id`` (the identity, null for a line too
-    long), ``env`` (the rest of the envelope, payloads as text; only for the lines of needed
-    types: the others, most of an organisation's export, are only checked to be JSON and
-    counted), ``too_long``, ``asset_type``."""
+    """``source``, ``block``, ``position``, ``value``, ``read_error``, ``id`` (the identity,
+    null for a line too long or not valid UTF-8), ``one`` (the line is exactly one JSON object
+    that fits the identity: never null), ``env`` (the rest of the envelope, payloads as text;
+    only for the lines of needed types: the others, most of an organisation's export, are only
+    checked to be JSON and counted), ``too_long``, ``utf8`` (valid UTF-8), ``asset_type``."""
     too_long = F.octet_length("value") > max_line_bytes
-    identity = F.when(~too_long, _typed(F.col("value"), IDENTITY))
-    frame = lines.select("source", "block", "position", "value", identity.alias("id"))
+    utf8 = _valid_utf8(F.col("value"))
+    identity = F.when(~too_long & utf8 & F.col("read_error").isNull(), _typed("value", IDENTITY))
+    parsed = F.col("id").isNotNull() & F.col(f"id.{CORRUPT}").isNull()
+    frame = lines.select(
+        "source",
+        "block",
+        "position",
+        "value",
+        "read_error",
+        identity.alias("id"),
+        too_long.alias("too_long"),
+        utf8.alias("utf8"),
+    ).withColumn("one", F.coalesce(parsed & _ends_after_one_value(F.col("value")), F.lit(False)))
     return frame.select(
         "source",
         "block",
         "position",
         "value",
+        "read_error",
         "id",
+        "one",
         F.when(_needed(), _typed(F.col("value"), ENVELOPE)).alias("env"),
-        too_long.alias("too_long"),
+        "too_long",
+        "utf8",
         _asset_type().alias("asset_type"),
     )
 
@@ -135,10 +210,12 @@ def _with_payloads(frame: DataFrame) -> DataFrame:
 
 def parse_lines(lines: DataFrame, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> DataFrame:
     """The first step of :func:`parse_assets`, the one that reads every line
-    (:data:`~pushguard.audit.read.LINE_SCHEMA` rows): all but the exact wrong-type checks.
-    Returns its columns plus ``blank`` (the line is white space only: no reason, no type),
-    ``suspect`` (a string field may hold another JSON type: :func:`with_type_errors` decides)
-    and ``value`` (the line, kept on suspect lines only).
+    (:data:`~pushguard.audit.read.LINE_SCHEMA` rows): all but the exact checks of the few
+    lines that need them. Returns its columns plus ``blank`` (the line is white space only: no
+    reason, no type), ``suspect`` (a string field may hold another JSON type:
+    :func:`with_type_errors` decides) and ``value`` (the line, kept on suspect lines and on the
+    lines that are not exactly one JSON object, whose exact reason :func:`with_type_errors`
+    gives) and ``length`` (the line's bytes, for :mod:`pushguard.audit.long_lines`).
 
     :func:`parse_assets` returns one row per line with the columns ``source``, ``block``,
     ``position``, ``asset_type``, ``name``, ``ancestors``, ``update_time`` (a timestamp; these
@@ -169,55 +246,81 @@ def parse_lines(lines: DataFrame, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) 
         "iam",
         "perimeter",
         "reason",
-        F.when(F.col("reason").isNotNull(), F.substring("value", 1, QUARANTINE_TEXT_CHARS)).alias(
-            "text"
-        ),
+        F.when(F.col("reason").isNotNull(), _text_of("value")).alias("text"),
         "blank",
         "suspect",
-        F.when(F.col("suspect"), F.col("value")).alias("value"),
+        F.when(F.col("suspect") | _held_back(), F.col("value")).alias("value"),
+        F.octet_length("value").alias("length"),
     )
+
+
+def _held_back() -> Column:
+    """A line of the input (not a document's) that is not exactly one JSON object: its exact
+    reason is :func:`with_type_errors`'."""
+    return (F.col("reason") == NOT_JSON) & F.col("read_error").isNull()
+
+
+def _text_of(value: str) -> Column:
+    """What ``quarantine/`` keeps of a line: its first :data:`QUARANTINE_TEXT_CHARS`
+    characters, invalid UTF-8 replaced."""
+    return _valid_text(F.substring(value, 1, QUARANTINE_TEXT_CHARS))
 
 
 def with_type_errors(parsed: DataFrame) -> DataFrame:
     """The second step of :func:`parse_assets`: on :func:`parse_lines` rows (``asset_type``,
-    ``reason``, ``suspect``, ``value`` are read), the exact checks of the suspect lines, which
-    parse them again as variants. A wrong JSON type in the identity comes before the other
-    reasons but a line too long or not JSON; one in a field the audit reads comes after all
-    others. Returns the same rows with ``reason`` and ``text`` updated, without ``suspect`` and
-    ``value``.
+    ``reason``, ``suspect``, ``value`` are read), the exact checks of the lines that need them.
+    A line held back as :data:`NOT_JSON` gets its exact reason (:func:`_exact_line_reason`);
+    the suspect lines are parsed again as variants: a wrong JSON type in the identity comes
+    before the other reasons but those of the line itself, one in a field the audit reads after
+    all others. Returns the same rows with ``reason`` and ``text`` updated, without
+    ``suspect`` and ``value``.
 
-    Separate from :func:`parse_lines` so that a caller can run it on the suspect lines alone:
-    the checks are a large expression, which would slow down the code run on every line.
+    Separate from :func:`parse_lines` so that a caller can run it on those lines alone: the
+    checks are a large expression (and a Python function), which would slow down the code run
+    on every line.
     """
-    columns = [
-        c for c in parsed.columns if c not in ("suspect", "value", "reason", "text", "blank")
-    ]
-    if not VARIANT:
-        return parsed.drop("suspect", "value", "blank")
-    identity = identity_check()
-    payloads = payload_checks()
-    frame = parsed.select(
-        "*", F.when(F.col("suspect"), F.try_parse_json("value")).alias("json")
-    ).select(
-        "*",
-        interpreted(identity.wrong_field()).alias("identity_wrong"),
-        interpreted(F.coalesce(*(c.wrong_field() for c in payloads))).alias("payload_wrong"),
-    )
-    early = F.col("reason").isin(*_EARLY_REASONS) | F.col("reason").startswith("line longer")
-    reason = (
-        F.when(early, F.col("reason"))
-        .when(F.col("identity_wrong").isNotNull(), F.col("identity_wrong"))
-        .otherwise(F.coalesce("reason", "payload_wrong"))
-    )
+    dropped = ("suspect", "value", "reason", "text", "blank", "length")
+    columns = [c for c in parsed.columns if c not in dropped]
+    frame = parsed.select("*", _exact_line_reason().alias("line_reason"))
+    if VARIANT:
+        identity = identity_check()
+        payloads = payload_checks()
+        frame = frame.select(
+            "*", F.when(F.col("suspect"), F.try_parse_json("value")).alias("json")
+        ).select(
+            "*",
+            interpreted(identity.wrong_field()).alias("identity_wrong"),
+            interpreted(F.coalesce(*(c.wrong_field() for c in payloads))).alias("payload_wrong"),
+        )
+        early = F.col("reason").isin(*_EARLY_REASONS) | F.col("reason").startswith("line longer")
+        typed = (
+            F.when(early, F.col("reason"))
+            .when(F.col("identity_wrong").isNotNull(), F.col("identity_wrong"))
+            .otherwise(F.coalesce("reason", "payload_wrong"))
+        )
+    else:
+        typed = F.col("reason")
+    reason = F.coalesce(F.col("line_reason"), typed)
     frame = frame.withColumn("new_reason", reason)
     return frame.select(
         *columns,
         F.col("new_reason").alias("reason"),
-        F.coalesce(
-            "text",
-            F.when(F.col("new_reason").isNotNull(), F.substring("value", 1, QUARANTINE_TEXT_CHARS)),
-        ).alias("text"),
+        F.coalesce("text", F.when(F.col("new_reason").isNotNull(), _text_of("value"))).alias(
+            "text"
+        ),
     )
+
+
+def _exact_line_reason() -> Column:
+    """For a line held back as :data:`NOT_JSON`, the exact reason: one of
+    :data:`pushguard.audit.one_value.LINE_REASONS` (:func:`~pushguard.audit.one_value.line_reason`,
+    a Python function on its bytes), or :data:`NOT_ENVELOPE` when it is one JSON value after all
+    (an array, a number, an object whose identity fields have the wrong JSON types); null on
+    other lines."""
+    exact = F.udf(line_reason, StringType(), useArrow=False)
+    held_back = (F.col("reason") == NOT_JSON) & F.col("value").isNotNull()
+    found = exact(F.when(held_back, F.col("value").cast("binary")))
+    return F.when(held_back, F.coalesce(found, F.lit(NOT_ENVELOPE)))
 
 
 def parse_assets(lines: DataFrame, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> DataFrame:
@@ -226,25 +329,22 @@ def parse_assets(lines: DataFrame, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES)
     return with_type_errors(parse_lines(lines, max_line_bytes))
 
 
-NOT_JSON = "not JSON"
 NOT_ENVELOPE = "JSON that does not fit the Cloud Asset Inventory envelope"
-_EARLY_REASONS = (NOT_JSON, NOT_ENVELOPE)
+_EARLY_REASONS = (*LINE_REASONS, NOT_ENVELOPE)
 
 
 def _reason(max_line_bytes: int, typed: list[str]) -> Column:
-    """The quarantine reason of a line (null when it parsed), the first that applies: too long,
-    not JSON or not the envelope, no type or name, a payload that does not fit its schema. The
+    """The quarantine reason of a line (null when it parsed), the first that applies: a JSON
+    document that could not be read (its ``read_error``), too long, not valid UTF-8, not
+    exactly one JSON object (:data:`NOT_JSON` until :func:`with_type_errors` gives the exact
+    reason), not the envelope, no type or name, a payload that does not fit its schema. The
     wrong JSON types are :func:`with_type_errors`'."""
     reason = (
-        F.when(F.col("too_long"), F.lit(f"line longer than {max_line_bytes} bytes"))
-        .when(
-            F.col("id").isNull()
-            | F.col(f"id.{CORRUPT}").isNotNull()
-            | F.col(f"env.{CORRUPT}").isNotNull(),
-            F.when(F.get_json_object("value", "$").isNull(), F.lit(NOT_JSON)).otherwise(
-                F.lit(NOT_ENVELOPE)
-            ),
-        )
+        F.when(F.col("read_error").isNotNull(), F.col("read_error"))
+        .when(F.col("too_long"), F.lit(f"line longer than {max_line_bytes} bytes"))
+        .when(~F.col("utf8"), F.lit(INVALID_UTF8))
+        .when(~F.col("one"), F.lit(NOT_JSON))
+        .when(F.col(f"env.{CORRUPT}").isNotNull(), F.lit(NOT_ENVELOPE))
         .when(F.col("asset_type").isNull(), F.lit("no asset type (asset_type or assetType)"))
         .when(F.col("id.name").isNull(), F.lit("no asset name"))
         .when(

@@ -16,6 +16,13 @@ extension: ``.gz``, ``.bz2``, ``.deflate``, ``.zst``, ``.lz4``...):
 Hidden and marker files (names starting with ``.`` or ``_``: ``_SUCCESS``, ``.crc``), which
 Hadoop and Spark skip, are skipped too and listed (:attr:`Inputs.skipped_files`).
 
+A file that cannot be read is listed with its reason (:attr:`Inputs.unreadable`) and left out,
+and the other files are audited: a compressed file that cannot be decompressed (cut short,
+corrupt: :mod:`pushguard.audit.compressed`), or one whose start cannot be opened. Lines are split
+at ``LF`` only (JSON Lines' separator, https://jsonlines.org/; a ``CR`` before it is JSON white
+space) and a line longer than ``--max-line-bytes`` never reaches memory whole
+(:mod:`pushguard.audit.long_lines`).
+
 In the per-asset-type layout (``PREFIX/<service>.googleapis.com/<Type>/<shard>``, Cloud Storage
 exports with ``per_asset_type``), only the folders of :data:`~pushguard.audit.schemas.NEEDED_TYPES`
 are listed and read; the others are reported as skipped.
@@ -35,12 +42,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from pushguard.audit.bigquery import BigQueryInputError, is_bigquery, parse_input, read_input
+from pushguard.audit.causes import java_cause
+from pushguard.audit.compressed import codec_of, measure, open_decompressed
+from pushguard.audit.long_lines import line_options
+from pushguard.audit.one_value import MAX_DEPTH, NotOneValueError, depth, one_value
 from pushguard.audit.outputs import hadoop_path
 from pushguard.audit.schemas import NEEDED_TYPES
 from pushguard.audit.snapshots import ExportRef, export_of
@@ -51,10 +63,12 @@ LINE_SCHEMA = StructType(
         StructField("block", LongType(), False),
         StructField("position", LongType(), False),
         StructField("value", StringType(), True),
+        StructField("read_error", StringType(), True),
     ]
 )
 """A read line: ``source`` file, ``block`` (split start, bytes), ``position`` (increasing within a
-block; an element index for JSON arrays) and the text."""
+block; an element index for JSON arrays), the text and ``read_error``: why a JSON document could
+not be read (null for a line; the document's first characters are its text)."""
 
 
 DOCUMENT = "document"
@@ -78,11 +92,23 @@ class InputError(ValueError):
     reference, no such table, no connector)."""
 
 
+@dataclass(frozen=True)
+class LineFile:
+    """A newline-delimited file as listed: its ``name`` (Hadoop's path), its ``size`` after
+    decompression and whether it is ``compressed``."""
+
+    name: str
+    size: int
+    compressed: bool
+
+
 @dataclass
 class Inputs:
     """The files to read: newline-delimited, one JSON document each (``arrays``: an array of
-    assets or one asset), the asset-type folders and the hidden or marker files skipped; and the
-    BigQuery tables, each as ``(source, lines)`` in :data:`LINE_SCHEMA`."""
+    assets or one asset), the asset-type folders and the hidden or marker files skipped, the
+    files that cannot be read (``unreadable``: name to reason); and the BigQuery tables, each as
+    ``(source, lines)`` in :data:`LINE_SCHEMA`. ``line_files`` describes each newline-delimited
+    file by :func:`file_key`."""
 
     ndjson: list[str] = field(default_factory=list)
     arrays: list[str] = field(default_factory=list)
@@ -96,6 +122,16 @@ class Inputs:
     timed: list[DataFrame] = field(default_factory=list)
     """Rows of :data:`~pushguard.audit.snapshots.SOURCES_DDL` for the BigQuery tables (their
     read time is read with them)."""
+    unreadable: dict[str, str] = field(default_factory=dict)
+    line_files: dict[str, LineFile] = field(default_factory=dict)
+
+
+def file_key(uri: str) -> str:
+    """One spelling of a file's URI, whether written as Spark's ``_metadata.file_path``
+    (``file:/a%20b``) or Hadoop's ``Path.toUri()`` (``file:///a%20b``): ``scheme://authority`` and
+    the decoded path."""
+    parts = urlsplit(uri)
+    return f"{parts.scheme}://{parts.netloc}{unquote(parts.path)}"
 
 
 def discover(
@@ -104,8 +140,10 @@ def discover(
     max_line_bytes: int = DEFAULT_PROBE_BYTES,
     times: Mapping[str, datetime] | None = None,
 ) -> Inputs:
-    """List the files under ``paths`` (files or folders, recursively), sorted, and tell each
-    file's shape (:func:`file_shape`, reading at most ``max_line_bytes`` of a first line);
+    """List the files under ``paths`` (files or folders, recursively), sorted, measure the
+    compressed ones (:func:`pushguard.audit.compressed.measure`) and tell each readable file's
+    shape (:func:`file_shape`, reading at most ``max_line_bytes`` of a first line); a file that
+    cannot be decompressed or opened goes to :attr:`Inputs.unreadable` with its reason.
     ``bigquery:`` inputs are looked up through the connector
     (:func:`pushguard.audit.bigquery.read_input`). Each file and table is mapped to its export
     and read time (:attr:`Inputs.sources`): ``times`` gives the read time of the paths given
@@ -118,6 +156,7 @@ def discover(
     """
     inputs = Inputs()
     times = times or {}
+    found: dict[str, tuple[str, int, bool]] = {}  # name: (URI, length, compressed)
     for raw in paths:
         if is_bigquery(raw):
             try:
@@ -131,19 +170,49 @@ def discover(
         fs, path = hadoop_path(spark, raw)
         if not fs.exists(path):
             raise InputError(f"EXPORT_PATH {raw}: does not exist")
-        found: list[str] = []
-        _walk(fs, fs.getFileStatus(path), found, inputs)
-        if not found:
+        listed: list[Any] = []
+        _walk(fs, fs.getFileStatus(path), listed, inputs)
+        if not listed:
             raise InputError(f"EXPORT_PATH {raw}: no files in it")
-        for name in sorted(found):
-            shape = file_shape(spark, name, max_line_bytes)
-            (inputs.arrays if shape == DOCUMENT else inputs.ndjson).append(name)
+        for status in listed:
+            compressed = codec_of(spark, status.getPath()) is not None
+            uri = str(status.getPath().toUri().toString())
+            name = status.getPath().toString()
+            found[name] = (uri, int(status.getLen()), compressed)
             ref = ExportRef(export_of(name), times.get(raw))
-            for spelling in (name, str(hadoop_path(spark, name)[1].toUri().toString())):
+            for spelling in (name, uri):  # as listed, and as Spark's text source writes it
                 _place(inputs, spelling, ref)
+    _shape_files(spark, found, inputs, max_line_bytes)
     inputs.skipped_types.sort()
     inputs.skipped_files.sort()
     return inputs
+
+
+def _shape_files(
+    spark: SparkSession,
+    found: Mapping[str, tuple[str, int, bool]],
+    inputs: Inputs,
+    max_line_bytes: int,
+) -> None:
+    """Measure the compressed files of ``found`` (name: URI, length, compressed) and sort each
+    readable one into ``inputs`` by its shape; the others go to :attr:`Inputs.unreadable`."""
+    sizes = measure(spark, sorted(name for name, (_, _, gz) in found.items() if gz))
+    for name in sorted(found):
+        uri, size, compressed = found[name]
+        measured = sizes.get(name, size)
+        if isinstance(measured, str):
+            inputs.unreadable[name] = measured
+            continue
+        try:
+            shape = file_shape(spark, name, max_line_bytes)
+        except Exception as error:  # the file cannot be opened or its start decompressed
+            inputs.unreadable[name] = f"cannot be read: {java_cause(error)}"
+            continue
+        if shape == DOCUMENT:
+            inputs.arrays.append(name)
+        else:
+            inputs.ndjson.append(name)
+            inputs.line_files[file_key(uri)] = LineFile(name, measured, compressed)
 
 
 def _place(inputs: Inputs, source: str, ref: ExportRef, timed: DataFrame | None = None) -> None:
@@ -164,13 +233,13 @@ def _place(inputs: Inputs, source: str, ref: ExportRef, timed: DataFrame | None 
     inputs.sources[source] = ref
 
 
-def _walk(fs: Any, status: Any, found: list[str], inputs: Inputs, type_prefix: str = "") -> None:
+def _walk(fs: Any, status: Any, found: list[Any], inputs: Inputs, type_prefix: str = "") -> None:
     name = status.getPath().getName()
     if not status.isDirectory():
         if name.startswith((".", "_")):  # Hadoop's hidden files (_SUCCESS, .crc)
             inputs.skipped_files.append(status.getPath().toString())
         else:
-            found.append(status.getPath().toString())
+            found.append(status)
         return
     if type_prefix:  # inside <service>.googleapis.com/: name is the type
         asset_type = f"{type_prefix}/{name}"
@@ -188,8 +257,9 @@ def _is_service_folder(name: str) -> bool:
 
 def file_shape(spark: SparkSession, name: str, max_line_bytes: int = DEFAULT_PROBE_BYTES) -> str:
     """:data:`DOCUMENT` or :data:`LINES`, from the start of the file after decompression (the
-    codec Hadoop picks by extension, as Spark's sources do when they read it: ``.gz``, ``.bz2``,
-    ``.zst``...). Only the first line, and in one case the next non-blank one, are read:
+    codec Spark's text source picks by extension:
+    :func:`pushguard.audit.compressed.open_decompressed`). Only the first line, and in one case
+    the next non-blank one, are read:
 
     - a first non-blank character other than ``[`` or ``{``, or an empty file: lines;
     - a first line that is complete JSON: lines, unless it is an array and nothing but blanks
@@ -197,18 +267,15 @@ def file_shape(spark: SparkSession, name: str, max_line_bytes: int = DEFAULT_PRO
     - a first line that is not JSON on its own: a document when the next non-blank line is not
       JSON on its own either (``[`` then ``  {``: pretty-printed), else lines (a broken first
       line of a newline-delimited file, quarantined as a line);
-    - a first line starting with ``[`` longer than ``max_line_bytes``: a document.
+    - a first line starting with ``[`` longer than ``max_line_bytes``: a document;
+    - a first line nested deeper than :data:`~pushguard.audit.one_value.MAX_DEPTH` levels counts
+      as one complete value that is not an array (lines: it is quarantined with that reason);
+      nothing here parses it, so no depth raises ``RecursionError``.
 
     Raises:
         Exception: what Hadoop raises when the file cannot be opened or decompressed.
     """
-    fs, path = hadoop_path(spark, name)
-    jvm: Any = spark.sparkContext._jvm
-    codec = jvm.org.apache.hadoop.io.compress.CompressionCodecFactory(
-        spark.sparkContext._jsc.hadoopConfiguration()
-    ).getCodec(path)
-    raw = fs.open(path)
-    stream = codec.createInputStream(raw) if codec is not None else raw
+    stream = open_decompressed(spark, name)
     try:
         return _shape(_Reader(stream), max_line_bytes)
     finally:
@@ -260,9 +327,13 @@ class _Reader:
 
 
 def _is_json(line: bytes) -> tuple[bool, Any]:
+    """Whether ``line`` is one JSON value on its own, and the value (None when it is nested
+    deeper than :data:`~pushguard.audit.one_value.MAX_DEPTH` levels: never parsed)."""
+    if depth(line.decode("utf-8", "replace")) > MAX_DEPTH:
+        return True, None
     try:
-        return True, json.loads(line)
-    except ValueError:
+        return True, one_value(line)
+    except NotOneValueError:
         return False, None
 
 
@@ -290,23 +361,21 @@ def _shape(reader: _Reader, limit: int) -> str:
     return DOCUMENT
 
 
-def read_lines(spark: SparkSession, inputs: Inputs) -> DataFrame:
-    """One row per line or array element, shaped as :data:`LINE_SCHEMA`."""
+def read_lines(
+    spark: SparkSession, inputs: Inputs, max_line_bytes: int = DEFAULT_PROBE_BYTES
+) -> DataFrame:
+    """One row per line or array element, shaped as :data:`LINE_SCHEMA`; no line longer than
+    ``max_line_bytes`` is held whole (:func:`pushguard.audit.long_lines.line_options`)."""
     frames = []
     if inputs.ndjson:
-        text = spark.read.format("text").load(inputs.ndjson)
-        frames.append(
-            text.select(
-                F.col("_metadata.file_path").alias("source"),
-                F.col("_metadata.file_block_start").alias("block"),
-                F.monotonically_increasing_id().alias("position"),
-                F.col("value"),
-            )
-        )
+        frames.append(text_lines(spark, inputs.ndjson, max_line_bytes))
     if inputs.arrays:
-        rows = spark.sparkContext.wholeTextFiles(",".join(inputs.arrays)).flatMap(_array_elements)
+        whole = spark.read.format("text").option("wholetext", "true").load(inputs.arrays)
+        documents = whole.select(F.col("_metadata.file_path"), F.col("value").cast("binary"))
+        rows = documents.rdd.flatMap(_array_elements)
         frames.append(spark.createDataFrame(rows, LINE_SCHEMA))
-    frames += [lines for _, lines in inputs.bigquery]
+    for _, lines in inputs.bigquery:
+        frames.append(lines.withColumn("read_error", F.lit(None).cast("string")))
     if not frames:
         return spark.createDataFrame([], LINE_SCHEMA)
     result = frames[0]
@@ -315,16 +384,34 @@ def read_lines(spark: SparkSession, inputs: Inputs) -> DataFrame:
     return result.select(*LINE_SCHEMA.fieldNames())
 
 
-def _array_elements(item: tuple[str, str]) -> list[tuple[str, int, int, str]]:
-    """Runs on an executor: the elements of one document (an array; one object is one element),
-    each as compact JSON; a document that is not JSON is one line, quarantined (its start)."""
-    source, text = item
+def text_lines(spark: SparkSession, files: list[str], max_line_bytes: int) -> DataFrame:
+    """The lines of newline-delimited ``files`` in :data:`LINE_SCHEMA` (the text source, split
+    by Spark: ``block`` is the split's start)."""
+    text = spark.read.format("text").options(**line_options(max_line_bytes)).load(files)
+    return text.select(
+        F.col("_metadata.file_path").alias("source"),
+        F.col("_metadata.file_block_start").alias("block"),
+        F.monotonically_increasing_id().alias("position"),
+        F.col("value"),
+        F.lit(None).cast("string").alias("read_error"),
+    )
+
+
+def _array_elements(row: Any) -> list[tuple[str, int, int, str, str | None]]:
+    """Runs on an executor: the elements of one document (``row``: its file and bytes; an
+    array, or one object as one element), each as compact JSON; a document that is not exactly
+    one JSON value of valid UTF-8 is one row with its start and the reason
+    (:func:`pushguard.audit.one_value.one_value`)."""
+    source, data = str(row[0]), bytes(row[1])
+    start = data[:4096].decode("utf-8", "replace")
     try:
-        elements = json.loads(text)
-    except ValueError:
-        return [(source, 0, 0, text[:4096])]  # quarantined as a whole: not JSON
+        elements = one_value(data, bom=True)
+    except NotOneValueError as error:
+        return [(source, 0, 0, start, error.reason)]
     if isinstance(elements, dict):
         elements = [elements]
-    if not isinstance(elements, list):
-        return [(source, 0, 0, text[:4096])]
-    return [(source, 0, n, json.dumps(e, separators=(",", ":"))) for n, e in enumerate(elements)]
+    if not isinstance(elements, list):  # one value, not an asset: quarantined as such
+        return [(source, 0, 0, start, None)]
+    return [
+        (source, 0, n, json.dumps(e, separators=(",", ":")), None) for n, e in enumerate(elements)
+    ]

@@ -292,6 +292,7 @@ def render(
 <p>{lines.quarantined:,} of {lines.read:,} lines could not be used; each is in
 <code>quarantine/</code> with its file, line and reason.</p>
 <table><tr><th>reason</th><th class=num>lines</th></tr>{reasons}</table>
+{_unread(summary)}
 </body></html>
 """
 
@@ -361,3 +362,18 @@ def _stack_snapshots(summary: AuditSummary) -> str:
 <h2>Stacks given more than once</h2>
 <table><tr><th>stack</th><th>state used (latest manifest.time)</th><th>ignored</th></tr>
 {rows}</table>"""
+
+
+def _unread(summary: AuditSummary) -> str:
+    """The files that were not read (``inputs.files_unreadable``), each with its reason."""
+    unread = summary.inputs.files_unreadable
+    if not unread:
+        return ""
+    rows = "".join(
+        f"<tr><td><code>{escape(name)}</code></td><td>{escape(reason)}</td></tr>"
+        for name, reason in unread.items()
+    )
+    return (
+        f"<h3>Files not read</h3><p>{len(unread):,} files were not audited; their lines are not "
+        f"counted above.</p><table><tr><th>file</th><th>reason</th></tr>{rows}</table>"
+    )

@@ -10,7 +10,8 @@ types are checked exactly afterwards, on their own (:func:`type_changes`), and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -42,8 +43,9 @@ def stored_lines(parsed: DataFrame) -> DataFrame:
     """What is kept of each line (:func:`~pushguard.audit.parse.parse_lines` rows): ``source``,
     ``block``, ``position``, ``asset_type``; ``q`` (struct of ``reason``, ``text``) when
     quarantined; ``asset`` (struct of the :data:`PAYLOAD` columns) when it is an asset the audit
-    uses; ``blank`` (white space only); ``value`` when a wrong-type check must look at it again.
-    Most lines keep only their place and type: three null columns. Lazy."""
+    uses; ``blank`` (white space only); ``value`` when an exact check must look at it again;
+    ``length`` (its bytes). Most lines keep only their place, type and length: three null
+    columns. Lazy."""
     reason = F.col("reason")
     used = reason.isNull() & (
         F.col("asset_type").isin(*NEEDED_TYPES) | F.col("perimeter").isNotNull()
@@ -55,7 +57,14 @@ def stored_lines(parsed: DataFrame) -> DataFrame:
         F.when(used, F.struct(*PAYLOAD)).alias("asset"),
         "blank",
         "value",
+        "length",
     )
+
+
+LeaveOut = Callable[[Mapping[str, int], set[str]], set[str]]
+"""Given the bytes of the lines read per source (a separator each included) and the sources
+with a line longer than ``--max-line-bytes``, the sources to leave out of the audit
+(:func:`pushguard.audit.long_lines.left_out`)."""
 
 
 @dataclass
@@ -66,7 +75,8 @@ class Scan:
     parsed lines per asset type; ``reasons`` the quarantined lines per reason; ``blank`` the
     lines of white space only (neither parsed nor quarantined); ``suspect`` the
     lines a wrong-type check must look at again; ``without_ancestors`` whether an asset the
-    audit uses has no ``ancestors`` (then the hierarchy is derived from ``parent`` links).
+    audit uses has no ``ancestors`` (then the hierarchy is derived from ``parent`` links);
+    ``left_out`` the sources left out of the audit (none of the counts include them).
     """
 
     blocks: dict[tuple[str, int], tuple[int, int]]
@@ -75,11 +85,12 @@ class Scan:
     suspect: int
     without_ancestors: bool
     blank: int = 0
+    left_out: set[str] = field(default_factory=set)
 
     @classmethod
-    def of(cls, stored: DataFrame) -> Scan:
+    def of(cls, stored: DataFrame, leave_out: LeaveOut | None = None) -> Scan:
         """Run the pass over :func:`stored_lines`: one Spark job, which also fills the cache of
-        ``stored``."""
+        ``stored``; the sources ``leave_out`` names are not counted."""
         rows = (
             stored.groupBy(
                 "source",
@@ -92,11 +103,24 @@ class Scan:
                 F.col("value").isNotNull().alias("suspect"),
                 "blank",
             )
-            .agg(F.count(F.lit(1)).alias("lines"), F.min("position").alias("first_position"))
+            .agg(
+                F.count(F.lit(1)).alias("lines"),
+                F.min("position").alias("first_position"),
+                F.sum(F.col("length") + 1).alias("bytes"),
+            )
             .collect()
         )
-        scan = cls({}, {}, {}, 0, False)
+        read_bytes: dict[str, int] = {}
+        too_long: set[str] = set()
         for row in rows:
+            read_bytes[row["source"]] = read_bytes.get(row["source"], 0) + (row["bytes"] or 0)
+            if (row["reason"] or "").startswith("line longer than "):
+                too_long.add(row["source"])
+        scan = cls({}, {}, {}, 0, False)
+        scan.left_out = leave_out(read_bytes, too_long) if leave_out else set()
+        for row in rows:
+            if row["source"] in scan.left_out:
+                continue
             key = (row["source"], row["block"])
             lines, first = scan.blocks.get(key, (0, row["first_position"]))
             scan.blocks[key] = (lines + row["lines"], min(first, row["first_position"]))

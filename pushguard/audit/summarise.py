@@ -73,6 +73,10 @@ def summarise(
             json_array_files=len(inputs.arrays),
             asset_type_folders_skipped=inputs.skipped_types,
             files_skipped=[name.removeprefix("file:") for name in inputs.skipped_files],
+            files_unreadable={
+                name.removeprefix("file:"): reason
+                for name, reason in sorted(inputs.unreadable.items())
+            },
         ),
         lines=LineCounts(
             read=read, parsed=scan.parsed, quarantined=scan.quarantined, blank=scan.blank

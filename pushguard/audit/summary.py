@@ -35,6 +35,10 @@ class InputCounts(_Part):
     files_skipped: list[str]
     """Hidden and marker files under the paths (names starting with ``.`` or ``_``, such as
     ``_SUCCESS`` or ``.crc``), not read, as Hadoop and Spark skip them (sorted)."""
+    files_unreadable: dict[str, str] = {}
+    """Files under the paths that were not audited, each with the reason: a compressed file cut
+    short or corrupt, a file that cannot be opened, a file with a line longer than
+    ``--max-line-bytes`` (not counted in ``files`` nor in ``lines``)."""
 
 
 class LineCounts(_Part):

@@ -270,3 +270,47 @@ def test_file_shape_after_decompression(
         data = bz2.compress(data)
     path.write_bytes(data)
     assert file_shape(spark, str(path)) == shape
+
+
+def _gzip_with_a_long_line(path: Path, mib: int, after: str) -> None:
+    """A gzip file whose first line is a JSON object of ``mib`` MiB, then ``after``: a series
+    of gzip members (RFC 1952, section 2.2: "A gzip file consists of a series of members"), the
+    long line's 64 MiB runs compressed once, so the file stays under a megabyte."""
+    run = gzip.compress(b"x" * (64 << 20), compresslevel=1)
+    with path.open("wb") as out:
+        out.write(gzip.compress(b'{"padding":"'))
+        for _ in range(mib // 64):
+            out.write(run)
+        out.write(gzip.compress(b'"}\n' + after.encode() + b"\n"))
+
+
+@pytest.mark.skipif(
+    not (Path(sys.executable).parent / "pushguard").exists(),
+    reason="the pushguard console script is not installed",
+)
+def test_a_line_larger_than_the_jvm_heap_never_ends_the_audit(tmp_path: Path) -> None:
+    """Issue 35, item 7: a 768 MiB line (a gzip file of 0.8 MB) read by a JVM of 512 MiB, as
+    ``pushguard audit`` runs (SPARK_DRIVER_MEMORY). The line is never held whole: its file is
+    listed with the reason, and the other file is audited."""
+    export = tmp_path / "export"
+    export.mkdir()
+    _gzip_with_a_long_line(export / "huge.json.gz", 768, cai.line(_sub("in-huge", HTTP)))
+    write_lines(export / "small.json", [_sub("small", HTTP)])
+    env = {k: v for k, v in os.environ.items() if k != "PYSPARK_PYTHON"}
+    env.update(SPARK_DRIVER_MEMORY="512m", SPARK_LOCAL_IP="127.0.0.1")
+    script = str(Path(sys.executable).parent / "pushguard")
+    done = subprocess.run(
+        [script, "audit", str(export), "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 1, done.stderr[-3000:]
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    unread = {Path(name).name: why for name, why in summary["inputs"]["files_unreadable"].items()}
+    assert list(unread) == ["huge.json.gz"]
+    assert "line longer than --max-line-bytes (4194304 bytes)" in unread["huge.json.gz"]
+    findings = (tmp_path / "out" / "findings.jsonl").read_text()
+    assert "/subscriptions/small" in findings and "in-huge" not in findings

@@ -3,19 +3,29 @@ spellings of real exports are read; the result does not depend on partitioning."
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
+from contextlib import redirect_stdout
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
 from typer.testing import CliRunner
 
+from pushguard.audit import command
 from pushguard.cli import app
 
 from . import cai
 from .conftest import Audit, audit, write_lines
 
 GOOD = cai.subscription("acme-orders", "123456789012", "good", "http://orders.example.com/push")
+
+
+def _named(name: str, **extra: str) -> dict[str, object]:
+    """GOOD under another name (another subscription)."""
+    return dict(GOOD, name=GOOD["name"].replace("good", name), **extra)
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +46,8 @@ def corrupt(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Au
         json.dumps(bad_iam).encode(),
         json.dumps({"name": "//x/y"}).encode(),  # no asset type
         b"[1, 2, 3]",
-        json.dumps(dict(GOOD, padding="x" * 10_000_000)).encode(),  # a 10 MB line
-        json.dumps(dict(GOOD, name=GOOD["name"].replace("good", "second"))).encode(),
+        json.dumps(_named("padded", padding="x" * 3_000_000)).encode(),  # 3 MB: several splits
+        json.dumps(_named("second")).encode(),
     ]
     export = root / "export.json"
     export.write_bytes(b"\n".join(lines) + b"\n")
@@ -45,7 +55,7 @@ def corrupt(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Au
 
 
 def test_accounting_holds_on_corrupt_input(corrupt: Audit) -> None:
-    assert corrupt.summary["lines"] == {"read": 10, "parsed": 2, "quarantined": 8, "blank": 0}
+    assert corrupt.summary["lines"] == {"read": 10, "parsed": 3, "quarantined": 7, "blank": 0}
 
 
 def test_each_bad_line_is_quarantined_with_its_reason_and_line(corrupt: Audit) -> None:
@@ -58,7 +68,6 @@ def test_each_bad_line_is_quarantined_with_its_reason_and_line(corrupt: Audit) -
         6: "iam_policy does not fit the IAM policy schema",
         7: "no asset type (asset_type or assetType)",
         8: "JSON that does not fit the Cloud Asset Inventory envelope",
-        9: "line longer than 4194304 bytes",
     }
     assert all(len(entry["text"]) <= 2048 for entry in corrupt.quarantined)
     assert all(entry["source"].endswith("export.json") for entry in corrupt.quarantined)
@@ -66,6 +75,7 @@ def test_each_bad_line_is_quarantined_with_its_reason_and_line(corrupt: Audit) -
 
 def test_good_lines_around_bad_ones_are_still_audited(corrupt: Audit) -> None:
     assert corrupt.violations("good") >= {"push-endpoint-https"}
+    assert corrupt.violations("padded") >= {"push-endpoint-https"}
     assert corrupt.violations("second") >= {"push-endpoint-https"}
 
 
@@ -119,7 +129,7 @@ def test_results_do_not_depend_on_partitioning(
     spark: SparkSession, corrupt: Audit, tmp_path: Path
 ) -> None:
     export = next(corrupt.out.parent.glob("export.json"))
-    spark.conf.set("spark.sql.files.maxPartitionBytes", str(1024 * 1024))  # 11 splits
+    spark.conf.set("spark.sql.files.maxPartitionBytes", str(1024 * 1024))  # 4 splits
     spark.conf.set("spark.sql.shuffle.partitions", "7")
     try:
         again = audit(spark, [export], tmp_path / "out")
@@ -187,3 +197,114 @@ def test_spark_submit_runs_the_same_job(tmp_path: Path) -> None:
     assert "1 lines read, 1 parsed, 0 quarantined" in done.stdout
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["findings"]["violations_by_level"]["mandatory"] == 2
+
+
+def _line(name: str, endpoint: str = "http://orders.example.com/push") -> str:
+    """A subscription's export line, compact, non-ASCII characters as they are."""
+    asset = cai.subscription("acme-orders", "123456789012", name, endpoint)
+    return json.dumps(asset, separators=(",", ":"), ensure_ascii=False)
+
+
+def _command_audit(paths: list[Path], out: Path, **options: Any) -> tuple[Audit, int, str, str]:
+    """``pushguard audit`` as the command runs it (in this process: the tests' Spark session),
+    with its exit code, stdout and stderr."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with redirect_stdout(stdout):
+        code = command.run([str(p) for p in paths], str(out), stderr=stderr, **options)
+    return Audit(out, None), code, stdout.getvalue(), stderr.getvalue()  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def lenient(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Audit:
+    """Issue 35, item 6: lines Spark's JSON parser takes in part, in one export file."""
+    root = tmp_path_factory.mktemp("lenient")
+    plain = _line("plain").encode()
+    lines = [
+        plain,  # 1
+        (_line("first") + _line("hidden")).encode(),  # 2: `cat` of shards, no newline between
+        (_line("trailing") + " -- garbage").encode(),  # 3
+        _line("nan").replace('"ackDeadlineSeconds":10', '"ackDeadlineSeconds":NaN').encode(),
+        _line("infinite")
+        .replace('"ackDeadlineSeconds":10', '"ackDeadlineSeconds":-Infinity')
+        .encode(),  # 5
+        _line("cafe", "https://caf\u00e9.example/push").encode("latin-1"),  # 6: not UTF-8
+        b"[" * 3000 + b"]" * 3000,  # 7: nested 3,000 deep, down the file
+        (_line("comma") + "," + _line("comma-second")).encode(),  # 8
+        (_line("closed") + "] [5").encode(),  # 9: closes what it never opened, then more
+        _line("quoted").replace('"', "'").encode(),  # 10: single-quoted strings
+        _line("last").encode(),  # 11
+    ]
+    export = root / "export.json"
+    export.write_bytes(b"\n".join(lines) + b"\n")
+    result, code, _, stderr = _command_audit([export], root / "out")
+    assert code == 1, stderr
+    return result
+
+
+def test_every_line_is_exactly_one_json_value_of_valid_utf8(lenient: Audit) -> None:
+    reasons = {q["line"]: q["reason"] for q in lenient.quarantined}
+    assert reasons == {
+        2: "concatenated values",
+        3: "trailing data",
+        4: "non-finite number",
+        5: "non-finite number",
+        6: "invalid UTF-8",
+        7: "nested deeper than 999 levels",
+        8: "concatenated values",
+        9: "trailing data",
+        10: "not JSON",
+    }
+    assert lenient.summary["lines"] == {"read": 11, "parsed": 2, "quarantined": 9, "blank": 0}
+
+
+def test_no_part_of_a_bad_line_is_evaluated(lenient: Audit) -> None:
+    evaluated = {f["asset_name"].rsplit("/", 1)[1] for f in lenient.findings}
+    assert evaluated == {"plain", "last"}  # not `first`, nor the `hidden` one after it
+    assert not [f for f in lenient.findings if "xn--" in json.dumps(f)]  # never read as Latin-1
+    cafe = next(q for q in lenient.quarantined if q["line"] == 6)
+    assert "caf\ufffd.example" in cafe["text"]  # the invalid byte shown as such, not as é
+
+
+@pytest.fixture(scope="module")
+def unreadable(
+    spark: SparkSession, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Audit, int, str, str]:
+    """Issue 35, item 7: files the audit cannot read whole, beside ones it can, audited with
+    ``--max-line-bytes 8192``."""
+    export = tmp_path_factory.mktemp("unreadable") / "export"
+    export.mkdir()
+    deep = "[" * 3000 + "]" * 3000  # 6,000 bytes: read whole, but too deep for any parser here
+    (export / "deep-first.json").write_text(f"{deep}\n{_line('after-deep')}\n")
+    shards = gzip.compress("".join(_line(f"in-cut-{n}") + "\n" for n in range(40)).encode())
+    (export / "cut.json.gz").write_bytes(shards[: len(shards) // 2])  # a copy cut short
+    long = json.dumps({"padding": "x" * 20_000})
+    (export / "long.json").write_text(f"{_line('before-long')}\n{long}\n{_line('after-long')}\n")
+    (export / "other.json").write_text(_line("elsewhere") + "\n")
+    return _command_audit([export], export.parent / "out", max_line_bytes=8192)
+
+
+def test_one_bad_file_never_ends_the_audit(unreadable: tuple[Audit, int, str, str]) -> None:
+    result, code, _, stderr = unreadable
+    assert code == 1, stderr  # the violations of the files that were read
+    evaluated = {f["asset_name"].rsplit("/", 1)[1] for f in result.findings}
+    assert evaluated == {"after-deep", "elsewhere"}
+    deep = [q for q in result.quarantined if q["source"].endswith("deep-first.json")]
+    assert [(q["line"], q["reason"]) for q in deep] == [(1, "nested deeper than 999 levels")]
+    assert result.summary["lines"] == {"read": 3, "parsed": 2, "quarantined": 1, "blank": 0}
+    assert result.summary["inputs"]["files"] == 2
+
+
+def test_each_unread_file_is_named_with_its_reason(
+    unreadable: tuple[Audit, int, str, str],
+) -> None:
+    result, _, stdout, stderr = unreadable
+    listed = {Path(k).name: v for k, v in result.summary["inputs"]["files_unreadable"].items()}
+    assert set(listed) == {"cut.json.gz", "long.json"}
+    assert "java.io.EOFException: Unexpected end of input stream" in listed["cut.json.gz"]
+    assert "line longer than --max-line-bytes (8192 bytes)" in listed["long.json"]
+    assert "2 files not read" in stdout
+    for name in ("cut.json.gz", "long.json"):
+        assert any(
+            line.startswith("pushguard audit: not read: ") and name in line
+            for line in stderr.splitlines()
+        ), stderr

@@ -13,12 +13,14 @@ import io
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
 from contextlib import redirect_stdout
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
@@ -134,6 +136,8 @@ def test_usage_errors_exit_2_before_spark_starts(tmp_path: Path) -> None:
     others = tmp_path / "others"
     others.mkdir()
     (others / "notes.txt").write_text("keep me")
+    dangling = tmp_path / "dangling"
+    dangling.symlink_to(tmp_path / "nowhere")
     bad_config = tmp_path / "config.json"
     bad_config.write_text(
         json.dumps(
@@ -150,6 +154,7 @@ def test_usage_errors_exit_2_before_spark_starts(tmp_path: Path) -> None:
         ([str(export), "--out", str(a_file / "out")], "is a file, so the folder cannot be made"),
         ([str(export.parent), "--out", str(tmp_path / "in" / "out")], "is inside the export"),
         ([str(export), "--out", str(others)], "is not an audit's output folder"),
+        ([str(export), "--out", str(dangling)], "is a link to"),
         (
             [str(export), "--out", str(tmp_path / "o2"), "--policy-config", str(bad_config)],
             "'expires' is a required property",
@@ -309,3 +314,138 @@ def test_a_baseline_that_is_not_a_completed_audit_is_a_usage_error(tmp_path: Pat
         )
         assert code == 2
         assert stderr.getvalue().startswith(f"pushguard audit: error: --baseline {baseline}")
+
+
+def test_an_out_given_as_a_link_stays_a_link(spark: SparkSession, tmp_path: Path) -> None:
+    """Issue 35, item 8: ``--out`` is a symbolic link to the folder the outputs belong in (a
+    volume, a shared folder): both runs publish into the folder it points to."""
+    export = write_lines(tmp_path / "in" / "export.json", [GOOD])
+    target = tmp_path / "volumes" / "audit"
+    target.mkdir(parents=True)
+    link = tmp_path / "out"
+    link.symlink_to(target)
+    for _ in range(2):  # the second run replaces the first one's outputs
+        stderr = io.StringIO()
+        assert command.run([str(export)], str(link), stderr=stderr) == 1, stderr.getvalue()
+    assert link.is_symlink() and link.resolve() == target.resolve()
+    assert {"findings.jsonl", "summary.json", MARKER} <= set(_tree(target))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out", "volumes"]
+    assert _siblings(target) == [], "no staging or previous folder left beside the target"
+
+
+def _namespaces() -> bool:
+    """Whether this user can make a user and mount namespace (``unshare -rm``), where it may
+    mount a tmpfs: a real mount point, or a real full disk, without root."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        return False
+    done = subprocess.run([unshare, "-rm", "true"], capture_output=True, check=False)
+    return done.returncode == 0
+
+
+_IN_NAMESPACE = """
+import contextlib, io, json, os, subprocess, sys
+from pathlib import Path
+from pushguard.audit import command
+
+volume, read_only, full, first, second, crowded = sys.argv[1:]
+
+def mount(path, options):
+    subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", path], check=True)
+
+def audit(export, out):
+    stderr, stdout = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        code = command.run([export], out, stderr=stderr)
+    return {"code": code, "stderr": stderr.getvalue()}
+
+def listing(folder):
+    return sorted(str(p.relative_to(folder)) for p in Path(folder).rglob("*"))
+
+mount(volume, "size=64m")
+mount(read_only, "ro,size=1m")
+mount(full, "size=16k")
+report = {"read_only": audit(first, read_only)}  # before any Spark session exists
+for run, export in (("first", first), ("second", second)):
+    report[run] = audit(export, volume)
+    report[run]["mounted"] = os.path.ismount(volume)
+    report[run]["tree"] = listing(volume)
+    summary = Path(volume) / "summary.json"
+    report[run]["summary"] = json.loads(summary.read_text()) if summary.exists() else None
+    report[run]["beside"] = sorted(os.listdir(Path(volume).parent))
+report["full"] = audit(crowded, os.path.join(full, "out"))
+report["full"]["left"] = listing(full)
+print(json.dumps(report))
+"""
+
+
+@pytest.fixture(scope="module")
+def mounted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """``pushguard audit`` (the command, in a fresh process) in a user and mount namespace,
+    on real tmpfs mounts: ``--out`` on an empty volume, twice (two exports); ``--out`` on a
+    read-only volume; ``--out`` inside a volume of 16 KiB, filled by the outputs."""
+    if not _namespaces():
+        pytest.skip("no user and mount namespaces here (unshare -rm): mount points untested")
+    base = tmp_path_factory.mktemp("mounted")
+    folders = [base / "volume", base / "read-only", base / "full"]
+    for folder in folders:
+        folder.mkdir()
+    first = write_lines(base / "in" / "first.json", [GOOD])
+    second = write_lines(
+        base / "in" / "second.json",
+        [
+            GOOD,
+            cai.subscription("acme-orders", "123456789012", "added", "https://a.example/p"),
+        ],
+    )
+    crowded = write_lines(
+        base / "in" / "crowded.json",
+        [
+            cai.subscription("acme-orders", "123456789012", f"sub-{n}", f"http://h{n}.example/p")
+            for n in range(400)
+        ],
+    )
+    args = [*map(str, folders), str(first), str(second), str(crowded)]
+    env = {k: v for k, v in os.environ.items() if k != "PYSPARK_PYTHON"}
+    env.update(SPARK_LOCAL_IP="127.0.0.1", SPARK_DRIVER_MEMORY="1g")
+    done = subprocess.run(
+        ["unshare", "-rm", sys.executable, "-c", _IN_NAMESPACE, *args],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]), base=str(base))
+
+
+def test_out_on_a_mount_point_is_published_inside_it(mounted: dict[str, Any]) -> None:
+    """Issue 35, item 8: a Docker or Kubernetes volume cannot be renamed or replaced; the run
+    publishes inside it, the first time (empty) and the next (previous outputs replaced); a
+    volume that cannot be written is refused before Spark starts (the first run, before any
+    session existed)."""
+    for run, subscriptions in (("first", 1), ("second", 2)):
+        result = mounted[run]
+        assert result["code"] == 1, result["stderr"]
+        assert result["mounted"]
+        assert {"findings.jsonl", "summary.json", "report.html", MARKER} <= set(result["tree"])
+        assert not [p for p in result["tree"] if ".pushguard-" in p], result["tree"]
+        assert result["summary"]["subscriptions"]["evaluated"] == subscriptions
+        assert result["beside"] == ["full", "in", "read-only", "volume"]  # nothing hidden beside
+    refused = mounted["read_only"]
+    assert refused["code"] == 2
+    assert refused["stderr"].startswith("pushguard audit: error: --out ")
+    assert "is not writable" in refused["stderr"], refused["stderr"]
+
+
+def test_a_full_disk_is_named(mounted: dict[str, Any]) -> None:
+    """Issue 35, item 8: the outputs fill a 16 KiB volume; the paragraph names the cause."""
+    result = mounted["full"]
+    assert result["code"] == 2, result["stderr"]
+    lines = result["stderr"].splitlines()
+    errors = [line for line in lines if line.startswith("pushguard audit: error:")]
+    assert len(errors) == 1 and lines[-1] == errors[0], lines
+    assert "No space left on device" in errors[0]
+    assert "are as they were; nothing was published" in errors[0]
+    assert result["left"] == [], "the staging folder is removed"
