@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from audit_bench import generate
+from audit_bench import audit_command, generate
 
 SUBSCRIPTION = re.compile(
     r'"name":"//pubsub\.googleapis\.com/projects/([^/]+)/subscriptions/([^"]+)".*?"pushConfig":'
@@ -184,7 +184,7 @@ def main() -> None:
             flush=True,
         )
     script = str(Path(sys.executable).with_name("pushguard"))
-    base = [script, "audit", str(export), "--fail-on", "never"]
+    base = audit_command(script, export)
     plain, joined = [], []
     for run in range(options.runs):
         plain.append(timed([*base, "--out", str(root / f"out-plain-{run}")]))
