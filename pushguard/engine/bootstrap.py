@@ -165,12 +165,13 @@ def main() -> None:
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     exit_code = SHOWN
     try:
-        run = pulumi.runtime.run_in_stack(
-            lambda: runpy.run_path(args.PROGRAM, run_name="__main__")
-        )
-        loop.run_until_complete(run)
+
+        def program() -> None:
+            runpy.run_path(args.PROGRAM, run_name="__main__")
+
+        loop.run_until_complete(pulumi.runtime.run_in_stack(program))
         exit_code = 0
-    except BaseException as error:  # noqa: BLE001 - sys.exit too: every ending is reported
+    except BaseException as error:  # sys.exit too: every ending is reported
         traceback.print_exc()
         pulumi.log.error(FAILURE_MARK + json.dumps(describe(error)))
     finally:

@@ -60,8 +60,8 @@ EXECUTOR_NAME = "pulumi-language-python-exec"
 def serving(recorder: Recorder, monitor: Monitor) -> Iterator[str]:
     """The ``ResourceMonitor`` and ``Engine`` services on a loopback port; yields the address."""
     server = grpc.server(ThreadPoolExecutor(max_workers=32), options=[("grpc.so_reuseport", 0)])
-    resource_pb2_grpc.add_ResourceMonitorServicer_to_server(monitor, server)  # type: ignore[no-untyped-call]
-    engine_pb2_grpc.add_EngineServicer_to_server(Host(recorder), server)  # type: ignore[no-untyped-call]
+    resource_pb2_grpc.add_ResourceMonitorServicer_to_server(monitor, server)
+    engine_pb2_grpc.add_EngineServicer_to_server(Host(recorder), server)
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     try:
@@ -106,7 +106,9 @@ def run_engine(
     try:
         runtime = resolve_runtime(project.root.resolve(), project.entry_point.resolve().parent)
     except RuntimeChoiceError as error:
-        raise ProgramEndedError(f"the program cannot be started: {error}", ProgramOutput()) from None
+        raise ProgramEndedError(
+            f"the program cannot be started: {error}", ProgramOutput()
+        ) from None
     recorder = Recorder(on_record)
     planner = EngineMocks(recorder.state_of, **dict(mocks))
     monitor = Monitor(recorder, planner, project.name, stack)
@@ -122,14 +124,29 @@ def run_engine(
         script.write_text(BOOTSTRAP.read_text(encoding="utf-8"), encoding="utf-8")
         argv = [str(runtime.python), *_arguments(project, stack, address, script)]
         with _Child(
-            project, -1, stdout, stderr, timeout, environment=environment, argv=argv,
+            project,
+            -1,
+            stdout,
+            stderr,
+            timeout,
+            environment=environment,
+            argv=argv,
             cwd=argv[argv.index("--pwd") + 1],
         ) as child:
             child.send(b"")
             returncode = child.wait()
             child.stop_group()
         output = ProgramOutput(*_outputs(stdout, stderr))
-    return _judge(recorder, planner, runtime, project, returncode, child.expired, timeout, output)
+    return _judge(
+        recorder,
+        planner,
+        runtime,
+        project,
+        returncode=returncode,
+        expired=child.expired,
+        timeout=timeout,
+        output=output,
+    )
 
 
 def _outputs(stdout: Any, stderr: Any) -> tuple[str, str, bool]:
@@ -143,6 +160,7 @@ def _judge(
     planner: EngineMocks,
     runtime: ProgramRuntime,
     project: PulumiProject,
+    *,
     returncode: int,
     expired: bool,
     timeout: float,

@@ -42,7 +42,7 @@ from pushguard.engine.planner import EngineMocks, answer_invoke, plan_resource
 from pushguard.engine.recorder import DuplicateURNError, Recorder
 from pushguard.gate.result import ResourceRecord, Source
 from pushguard.preview.remote import NOT_EXPANDED_MARK
-from pushguard.preview.transforms import Transforms, TransformError
+from pushguard.preview.transforms import TransformError, Transforms
 
 FEATURES = {
     "secrets": True,
@@ -115,7 +115,7 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer):
         inputs = json_format.MessageToDict(request.object)
         if request.remote:
             self.recorder.log("warning", f"{NOT_EXPANDED_MARK}{request.type}\t{urn}")
-            checked, ident, outputs = inputs, "", {}
+            checked, ident, outputs = inputs, "", dict[str, Any]()
         else:
             checked, ident, outputs = plan_resource(self.mocks, request, inputs)
         self.recorder.add(_record(urn, request, checked, outputs))
@@ -147,7 +147,9 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer):
             answer = {"urn": args.get("urn"), "id": "", "state": state}
         else:
             answer = answer_invoke(self.mocks, request.tok, args, request.provider)
-        return resource_pb2.ResourceInvokeResponse(**{"return": _struct(answer)})
+        response = resource_pb2.ResourceInvokeResponse()
+        getattr(response, "return").CopyFrom(_struct(answer))  # a Python keyword
+        return response
 
     def RegisterResourceOutputs(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
         """The stack's outputs, or a component's."""
@@ -179,7 +181,9 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer):
         return empty_pb2.Empty()
 
 
-def _record(urn: str, request: Any, inputs: dict[str, Any], outputs: dict[str, Any]) -> ResourceRecord:
+def _record(
+    urn: str, request: Any, inputs: dict[str, Any], outputs: dict[str, Any]
+) -> ResourceRecord:
     """The registration as the engine received it (after transforms)."""
     return ResourceRecord(
         urn=urn,

@@ -45,9 +45,7 @@ class EngineMocks(GcpMocks):
         return dict(state) if state is not None else {}
 
 
-def plan_resource(
-    mocks: EngineMocks, request: Any, inputs: State
-) -> tuple[State, str, State]:
+def plan_resource(mocks: EngineMocks, request: Any, inputs: State) -> tuple[State, str, State]:
     """``(checked inputs, ID, planned outputs)`` of a new resource (``request`` a
     ``RegisterResourceRequest``, ``inputs`` its wire-form properties). A component has no
     outputs of its own until it registers them; at preview every custom resource's ID is

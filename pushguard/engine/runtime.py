@@ -82,13 +82,19 @@ def activate(environ: Mapping[str, str], venv: Path) -> dict[str, str]:
     return result
 
 
-def _virtualenv(venv: Path, option: str, environ: Mapping[str, str], how: str) -> ProgramRuntime:
+def _virtualenv(venv: Path, environ: Mapping[str, str], how: str) -> ProgramRuntime:
+    """The environment ``venv`` (chosen as ``how`` says), which must hold ``bin/python``
+    (``ValidateVenv``).
+
+    Raises:
+        RuntimeChoiceError: it does not.
+    """
     python = venv / "bin" / "python"
     if not python.is_file():
-        state = "doesn't exist" if not venv.exists() else "doesn't appear to be a virtual environment"
+        state = "doesn't exist" if not venv.exists() else "isn't a virtual environment"
         raise RuntimeChoiceError(
-            f"The 'virtualenv' option in Pulumi.yaml is set to {option!r}, but {str(venv)!r} "
-            f"{state}; create it and install the program's requirements into it "
+            f"the program's virtual environment {str(venv)!r} ({how}) {state}; "
+            "create it and install the program's requirements into it "
             f"(python3 -m venv {venv} && {python} -m pip install -r requirements.txt)"
         )
     return ProgramRuntime(python, activate(environ, venv), f"{python} ({how})")
@@ -102,7 +108,9 @@ def _on_path(environ: Mapping[str, str]) -> ProgramRuntime:
         found = shutil.which(name, path=environ.get("PATH", os.defpath))
         if found:
             return ProgramRuntime(
-                Path(found), dict(environ), f"{found} ({name} on PATH; no virtualenv in Pulumi.yaml)"
+                Path(found),
+                dict(environ),
+                f"{found} ({name} on PATH; no virtualenv in Pulumi.yaml)",
             )
     raise RuntimeChoiceError(f"failed to locate any of {names} on your PATH")
 
@@ -139,11 +147,11 @@ def resolve_runtime(
     if toolchain == "uv":
         if option:
             venv = Path(option) if Path(option).is_absolute() else root / option
-            return _virtualenv(venv, option, environ, f"virtualenv {option} from Pulumi.yaml, uv")
+            return _virtualenv(venv, environ, f"virtualenv {option} from Pulumi.yaml, uv")
         near = _search_up(program_dir, "uv.lock") or _search_up(program_dir, "pyproject.toml")
         venv = (near or root) / ".venv"
-        return _virtualenv(venv, str(venv), environ, "uv's .venv")
+        return _virtualenv(venv, environ, "uv's .venv")
     if option:
         venv = Path(option) if Path(option).is_absolute() else root / option
-        return _virtualenv(venv, option, environ, f"virtualenv {option} from Pulumi.yaml")
+        return _virtualenv(venv, environ, f"virtualenv {option} from Pulumi.yaml")
     return _on_path(environ)

@@ -83,7 +83,9 @@ def test_the_example_stacks_judge_as_before_in_their_own_virtualenv(
 def test_a_helper_that_drops_records_cannot_hide_an_http_subscription(
     team_project: Callable[..., Path],
 ) -> None:
-    folder = team_project("import shield  # noqa: F401\n" + HTTP_SUBSCRIPTION, {"shield.py": SHIELD})
+    folder = team_project(
+        "import shield  # noqa: F401\n" + HTTP_SUBSCRIPTION, {"shield.py": SHIELD}
+    )
     run = preview(folder, "-f", "json")
     assert run.code == 1, run.stderr
     assert ("push-endpoint-https", "mandatory") in _rules(run.json())
