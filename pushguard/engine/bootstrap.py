@@ -13,7 +13,8 @@ pulumi/pulumi, commit 1b5949891b3c): ``pulumi.runtime.get_config_env``,
 Where it differs: a program that raises, or calls ``sys.exit`` (any code), is reported to the
 engine with one ``Log`` message at error severity, :data:`FAILURE_MARK` then a JSON object
 (``kind``, ``message``, ``component``, ``problems``, ``frames``, ``traceback``), and the process
-exits with the host's "error already shown" code 32; the traceback goes to stderr. Nothing here
+exits with the host's "error already shown" code 32 (the traceback is in the report, which
+``pushguard preview --debug`` prints). Nothing here
 is trusted by the engine: the program could send such a message itself, which can only fail the
 preview, never pass it (what the engine judges is what was registered).
 """
@@ -172,7 +173,6 @@ def main() -> None:
         loop.run_until_complete(pulumi.runtime.run_in_stack(program))
         exit_code = 0
     except BaseException as error:  # sys.exit too: every ending is reported
-        traceback.print_exc()
         pulumi.log.error(FAILURE_MARK + json.dumps(describe(error)))
     finally:
         executor.shutdown(wait=True)

@@ -84,7 +84,8 @@ def run_preview(options: PreviewOptions) -> StackResult:
     """
     started = time.perf_counter()
     project, stack, config, secrets = load_stack(options.program_dir, options.stack)
-    result = StackResult(ProgramOrigin(project, stack), project.name, stack, [], [])
+    origin = ProgramOrigin(project, stack, engine=_runner() is not run_isolated)
+    result = StackResult(origin, project.name, stack, [], [])
     try:
         file_config = load_policy_config(options.policy_config) if options.policy_config else {}
     except PolicyConfigError as error:
