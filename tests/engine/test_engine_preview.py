@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.engine.conftest import ROOT, TEAM_ONLY_MODULE, preview
+from tests.engine.conftest import ROOT, TEAM_ONLY_MODULE, preview, project_file
 
 HTTP_SUBSCRIPTION = (
     "import pulumi_gcp as gcp\n"
@@ -19,6 +19,8 @@ HTTP_SUBSCRIPTION = (
     "    'push_endpoint': 'http://hooks.example.com/push',\n"
     "    'oidc_token': {'service_account_email': 'p@acme-orders.iam.gserviceaccount.com'}})\n"
 )
+
+RUNTIME_MISSING = json.dumps({"name": "python", "options": {"virtualenv": "missing-venv"}})
 
 SHIELD = '''\
 """A helper that drops the record of an http:// push subscription on its way to the gate: it
@@ -124,3 +126,25 @@ def test_the_program_runs_in_its_own_environment_not_pushguards(
     assert run.code == 1, run.stderr
     urns = [r["urn"] for r in run.json()["resources"]]
     assert any(urn.endswith("::acme-orders") for urn in urns), urns
+
+
+def test_a_program_using_pulumi_run_is_previewed(team_project: Callable[..., Path]) -> None:
+    program = (
+        "import pulumi\n\n\nasync def main():\n"
+        + "".join(f"    {line}\n" for line in HTTP_SUBSCRIPTION.splitlines())
+        + "    return {'ok': 1}\n\n\npulumi.run(main)\n"
+    )
+    run = preview(team_project(program), "-f", "json")
+    assert run.code == 1, run.stderr
+    assert ("push-endpoint-https", "mandatory") in _rules(run.json())
+
+
+def test_a_virtualenv_that_is_not_there_is_exit_2_naming_it(tmp_path: Path) -> None:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "Pulumi.yaml").write_text(project_file(None).replace('"python"', RUNTIME_MISSING))
+    (folder / "__main__.py").write_text("import pulumi\n")
+    (folder / "Pulumi.dev.yaml").write_text('{"config": {"gcp:project": "acme-orders"}}')
+    run = preview(folder)
+    assert run.code == 2
+    assert str(folder / "missing-venv") in run.stderr, run.stderr
