@@ -21,6 +21,8 @@ Modules, one job each:
 - :mod:`pushguard.engine.recorder`: the record of a run (registrations, logs, outputs, the
   program's failure), thread-safe;
 - :mod:`pushguard.engine.monitor`: the ``ResourceMonitor`` service;
+- :mod:`pushguard.engine.construct`: pushguard's own remote component, constructed by its
+  provider as the engine has the plugin construct it;
 - :mod:`pushguard.engine.host`: the ``Engine`` service (``Log``, ``GetRootResource``,
   ``SetRootResource``);
 - :mod:`pushguard.engine.launcher`: the server, the program's process, and how it ended.

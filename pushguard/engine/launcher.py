@@ -34,7 +34,12 @@ from pushguard.engine.host import Host
 from pushguard.engine.monitor import Monitor
 from pushguard.engine.planner import EngineMocks
 from pushguard.engine.recorder import Recorder
-from pushguard.engine.runtime import ProgramRuntime, RuntimeChoiceError, resolve_runtime
+from pushguard.engine.runtime import (
+    PARALLEL,
+    ProgramRuntime,
+    RuntimeChoiceError,
+    resolve_runtime,
+)
 from pushguard.gate.result import ProgramOutput, ResourceRecord
 from pushguard.preview.isolation import (
     IsolatedRun,
@@ -49,15 +54,12 @@ from pushguard.preview.limits import DEFAULT_TIMEOUT
 from pushguard.preview.program import ProgramFailure
 from pushguard.preview.project import PulumiProject
 
-PARALLEL = 16
-"""``--parallel`` passed to the executor (its default executor gets four threads per unit)."""
-
 BOOTSTRAP = Path(__file__).with_name("bootstrap.py")
 EXECUTOR_NAME = "pulumi-language-python-exec"
 
 
 @contextlib.contextmanager
-def serving(recorder: Recorder, monitor: Monitor) -> Iterator[str]:
+def _server(recorder: Recorder, monitor: Monitor) -> Iterator[str]:
     """The ``ResourceMonitor`` and ``Engine`` services on a loopback port; yields the address."""
     server = grpc.server(ThreadPoolExecutor(max_workers=32), options=[("grpc.so_reuseport", 0)])
     resource_pb2_grpc.add_ResourceMonitorServicer_to_server(monitor, server)
@@ -68,6 +70,16 @@ def serving(recorder: Recorder, monitor: Monitor) -> Iterator[str]:
         yield f"127.0.0.1:{port}"
     finally:
         server.stop(grace=1).wait()
+
+
+@contextlib.contextmanager
+def serving(recorder: Recorder, monitor: Monitor) -> Iterator[str]:
+    """The services for the program (yields their address) and, on a server of their own, for
+    the constructs of pushguard's remote component (``monitor.construct_address``), so a
+    registration waiting for its construct never holds a thread the construct needs."""
+    with _server(recorder, monitor) as address, _server(recorder, monitor) as constructs:
+        monitor.construct_address = constructs
+        yield address
 
 
 def _arguments(project: PulumiProject, stack: str, address: str, script: Path) -> list[str]:
@@ -112,6 +124,7 @@ def run_engine(
     recorder = Recorder(on_record)
     planner = EngineMocks(recorder.state_of, **dict(mocks))
     monitor = Monitor(recorder, planner, project.name, stack)
+    monitor.construct_settings.update(config=dict(config), secret_keys=sorted(secret_keys))
     environment = program_environment(config, secret_keys, runtime.environment)
     with (
         not_dumpable(),
@@ -180,10 +193,9 @@ def _judge(
     ran_in = f"(the program ran in {runtime.described})"
     if expired:
         raise ProgramEndedError(f"{_how_it_ended(returncode, True, timeout)} {ran_in}", output)
-    if recorder.engine_errors:
-        run.failure = ProgramFailure("EngineError", recorder.engine_errors[0], None)
-    elif recorder.failure is not None:
-        run.failure = _failure(recorder.failure, project.root.resolve(), ran_in)
+    reported = recorder.engine_failure or recorder.failure
+    if reported is not None:
+        run.failure = _failure(reported, project.root.resolve(), ran_in)
     elif returncode != 0 or not recorder.stack_finished:
         raise ProgramEndedError(f"{_how_it_ended(returncode, False, timeout)} {ran_in}", output)
     if run.failure is not None:

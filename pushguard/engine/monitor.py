@@ -38,10 +38,11 @@ from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import resource_pb2, resource_pb2_grpc
 
 from pushguard.crossguard.urn import STACK_TYPE, is_stack_urn
+from pushguard.engine.construct import ConstructRefusedError, construct
 from pushguard.engine.planner import EngineMocks, answer_invoke, plan_resource
 from pushguard.engine.recorder import DuplicateURNError, Recorder
 from pushguard.gate.result import ResourceRecord, Source
-from pushguard.preview.remote import NOT_EXPANDED_MARK
+from pushguard.preview.remote import NOT_EXPANDED_MARK, expands
 from pushguard.preview.transforms import TransformError, Transforms
 
 FEATURES = {
@@ -80,6 +81,16 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer):
         self.recorder, self.mocks = recorder, mocks
         self.project, self.stack = project, stack
         self.transforms = Transforms()
+        self.construct_address = ""
+        """Where a ``Construct`` reaches this monitor (a server of its own)."""
+        self.construct_settings: dict[str, Any] = {
+            "project": project,
+            "stack": stack,
+            "config": {},
+            "secret_keys": [],
+        }
+        """``project``, ``stack``, ``config`` and ``secret_keys`` for a ``Construct``."""
+        self._constructed: set[str] = set()
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
         """The engine's URN for a resource (``generateURN``)."""
@@ -88,8 +99,13 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer):
         return f"urn:pulumi:{self.stack}::{self.project}::{type_}::{name}"
 
     def _refuse(self, context: grpc.ServicerContext, message: str) -> None:
-        self.recorder.engine_error(message)
+        self.recorder.engine_error("EngineError", message, [])
         context.abort(grpc.StatusCode.INVALID_ARGUMENT, message)
+
+    def _transform_failed(self, context: grpc.ServicerContext, error: TransformError) -> None:
+        frames = [[path, line] for path, line in error.frames]
+        self.recorder.engine_error("TransformError", str(error), frames)
+        context.abort(grpc.StatusCode.UNKNOWN, str(error))
 
     def _check_targets(self, context: grpc.ServicerContext, callbacks: Any) -> None:
         """The engine calls transforms back; pushguard calls loopback addresses only."""
@@ -110,9 +126,12 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer):
         try:
             request = self.transforms.apply(request)
         except TransformError as error:
-            context.abort(grpc.StatusCode.UNKNOWN, str(error))
-        self.transforms.settled(urn, request)
+            self._transform_failed(context, error)
+        if urn not in self._constructed:  # the component's own transforms stay its request's
+            self.transforms.settled(urn, request)
         inputs = json_format.MessageToDict(request.object)
+        if request.remote and expands(request.type):
+            return self._construct(urn, request, context)
         if request.remote:
             self.recorder.log("warning", f"{NOT_EXPANDED_MARK}{request.type}\t{urn}")
             checked, ident, outputs = inputs, "", dict[str, Any]()
@@ -120,6 +139,26 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer):
             checked, ident, outputs = plan_resource(self.mocks, request, inputs)
         self.recorder.add(_record(urn, request, checked, outputs))
         return resource_pb2.RegisterResourceResponse(urn=urn, id=ident, object=_struct(outputs))
+
+    def _construct(self, urn: str, request: Any, context: grpc.ServicerContext) -> Any:
+        """pushguard's own remote component, constructed by its provider in this process
+        (:mod:`pushguard.engine.construct`), which registers it (its URN released for that)
+        and its children with this monitor."""
+        self.recorder.release(urn)
+        self._constructed.add(urn)
+        try:
+            response = construct(self.construct_address, request, **self.construct_settings)
+        except ConstructRefusedError as refused:
+            inner, source = refused.inner, _source(request)
+            self.recorder.engine_error(
+                type(inner).__name__,
+                str(inner).strip() or repr(inner),
+                [list(source)] if source else [],
+                component=getattr(inner, "component", None),
+                problems=[list(p) for p in getattr(inner, "problems", ())],
+            )
+            context.abort(grpc.StatusCode.UNKNOWN, str(inner))
+        return resource_pb2.RegisterResourceResponse(urn=response.urn, object=response.state)
 
     def ReadResource(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
         """A read takes its URN; its result is unknown offline."""
@@ -138,7 +177,7 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer):
         try:
             request = self.transforms.apply_invoke(request)
         except TransformError as error:
-            context.abort(grpc.StatusCode.UNKNOWN, str(error))
+            self._transform_failed(context, error)
         args = json_format.MessageToDict(request.args)
         if request.tok == "pulumi:pulumi:getResource":
             state = self.recorder.state_of(str(args.get("urn")))

@@ -39,9 +39,11 @@ class Recorder:
     """The stack's outputs were registered: the SDK does so when the program's function has
     returned or raised (``pulumi.runtime.stack.run_in_stack``)."""
     failure: dict[str, Any] | None = None
-    engine_errors: list[str] = field(default_factory=list)
-    """What the engine refused (a duplicate URN, a callback target off loopback): each fails
-    the run whatever the program does with the error it was given."""
+    engine_failure: dict[str, Any] | None = None
+    """The first failure the engine itself saw (a duplicate URN, a failed transform, a callback
+    target off loopback, a component's refusal when constructed), shaped as the bootstrap's
+    report: it fails the run whatever the program does with the error it was given, and comes
+    before anything the program reports."""
     root: str = ""
     _claimed: dict[str, Source | None] = field(default_factory=dict)
     _positions: dict[str, int] = field(default_factory=dict)
@@ -51,14 +53,20 @@ class Recorder:
         """Take ``urn``.
 
         Raises:
-            DuplicateURNError: it was taken before (also recorded in :attr:`engine_errors`).
+            DuplicateURNError: it was taken before (also kept as :attr:`engine_failure`).
         """
         with self._lock:
             if urn in self._claimed:
                 message = f"Duplicate resource URN '{urn}'; try giving it a unique name"
-                self.engine_errors.append(message)
+                frames = [list(source)] if source else []
+                self._engine_failure("DuplicateResourceURNError", message, frames)
                 raise DuplicateURNError(message)
             self._claimed[urn] = source
+
+    def release(self, urn: str) -> None:
+        """Give ``urn`` back: a remote component's URN, which its provider registers."""
+        with self._lock:
+            self._claimed.pop(urn, None)
 
     def add(self, record: ResourceRecord) -> None:
         """Record a registration."""
@@ -100,10 +108,18 @@ class Recorder:
                 return
             self.logs.append((level, message))
 
-    def engine_error(self, message: str) -> None:
-        """Something the engine refused (see :attr:`engine_errors`)."""
+    def engine_error(self, kind: str, message: str, frames: list[list[Any]], **more: Any) -> None:
+        """Something the engine refused or saw fail (see :attr:`engine_failure`): ``frames``
+        are ``[path, line]`` of the program, innermost last; ``more``: ``component``,
+        ``problems``."""
         with self._lock:
-            self.engine_errors.append(message)
+            self._engine_failure(kind, message, frames, **more)
+
+    def _engine_failure(
+        self, kind: str, message: str, frames: list[list[Any]], **more: Any
+    ) -> None:
+        if self.engine_failure is None:
+            self.engine_failure = {"kind": kind, "message": message, "frames": frames, **more}
 
 
 def _parse_failure(text: str) -> dict[str, Any]:

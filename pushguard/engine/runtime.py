@@ -31,6 +31,10 @@ from typing import Any
 
 import yaml
 
+PARALLEL = 16
+"""``--parallel`` given to the program (the executor's default thread pool gets four threads per
+unit) and to a ``Construct``."""
+
 
 class RuntimeChoiceError(ValueError):
     """The program's interpreter cannot be found or used; the message says which and why."""
