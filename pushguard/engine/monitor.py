@@ -23,13 +23,15 @@ commit 1b5949891b3c), and what this monitor does offline:
 - ``SupportsFeature``: as ``supportsFeatureID``, except ``outputValues`` (answered ``False``:
   the SDK then sends plain values, which is what the engine hands a custom resource's provider
   and the analyzers after unwrapping output values), and hooks, parameterization and
-  ``Call``, which this engine does not serve yet (a program using them fails, exit 2).
+  ``Call``, which this engine does not serve yet (a program using them fails, exit 2; a
+  ``Call`` is the engine's own failure, whatever the program does with the error).
   ``GetDeploymentInfo`` is left unimplemented, so the SDK asks ``SupportsFeature``, as it does
   with older engines (``pulumi/runtime/settings.py``: ``_load_monitor_feature_support``).
 """
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 from urllib.parse import unquote, urlparse
 
@@ -57,7 +59,20 @@ FEATURES = {
 }
 """``SupportsFeature`` answers (any other feature: ``False``)."""
 
-_LOOPBACK = ("127.", "localhost:", "[::1]:")
+
+def is_loopback(target: str) -> bool:
+    """Whether a callback ``target`` (``HOST:PORT``) is on this machine's loopback: an address
+    in 127.0.0.0/8 or ``::1`` (bracketed), or ``localhost``. The SDK's callbacks server
+    listens on ``127.0.0.1`` (``pulumi/runtime/_callbacks.py``)."""
+    host, _, port = target.rpartition(":")
+    if not port.isdigit() or not host:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.removeprefix("[").removesuffix("]")).is_loopback
+    except ValueError:
+        return False
 
 
 def _source(request: Any) -> Source | None:
@@ -110,7 +125,7 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer):
     def _check_targets(self, context: grpc.ServicerContext, callbacks: Any) -> None:
         """The engine calls transforms back; pushguard calls loopback addresses only."""
         for callback in callbacks:
-            if not callback.target.startswith(_LOOPBACK):
+            if not is_loopback(callback.target):
                 self._refuse(context, f"callback target {callback.target!r} is not loopback")
 
     def RegisterResource(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
@@ -214,6 +229,16 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer):
         self._check_targets(context, [request])
         self.transforms.register_stack_invoke(request)
         return empty_pb2.Empty()
+
+    def Call(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
+        """Not served yet: the run fails (exit 2) naming the method, whatever the program does
+        with the error."""
+        message = (
+            f"pushguard's engine does not answer resource method calls yet ({request.tok}); "
+            "check this stack with `pulumi preview --policy-pack`"
+        )
+        self.recorder.engine_error("EngineError", message, [])
+        context.abort(grpc.StatusCode.UNIMPLEMENTED, message)
 
     def SignalAndWaitForShutdown(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
         """Nothing to wait for (no resource hooks)."""
