@@ -90,11 +90,13 @@ def team_project(tmp_path: Path, team_venv: Path) -> Callable[..., Path]:
     return make
 
 
-def preview(cwd: Path, *args: str, engine: bool = True) -> Run:
+def preview(cwd: Path, *args: str, engine: bool = True, path: str | None = None) -> Run:
     """``pushguard preview ARGS`` in ``cwd`` through the console script; ``engine``: with
-    ``PUSHGUARD_PREVIEW_ENGINE=protocol`` (else the default runner)."""
+    ``PUSHGUARD_PREVIEW_ENGINE=protocol`` (else the default runner); ``path``: the ``PATH``."""
     env = {k: v for k, v in os.environ.items() if k not in {"PULUMI_STACK", "PULUMI_CONFIG"}}
     env["PYTHONPATH"] = str(ROOT)
+    if path is not None:
+        env["PATH"] = path
     env.pop("PUSHGUARD_PREVIEW_ENGINE", None)
     if engine:
         env["PUSHGUARD_PREVIEW_ENGINE"] = "protocol"

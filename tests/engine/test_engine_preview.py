@@ -5,10 +5,12 @@ runs it: the ``pushguard`` console script."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.engine.conftest import ROOT, TEAM_ONLY_MODULE, preview, project_file
@@ -148,3 +150,26 @@ def test_a_virtualenv_that_is_not_there_is_exit_2_naming_it(tmp_path: Path) -> N
     run = preview(folder)
     assert run.code == 2
     assert str(folder / "missing-venv") in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize("how", ["uv", "path"])
+def test_the_interpreter_is_found_as_the_language_host_finds_it(
+    tmp_path: Path, team_venv: Path, how: str
+) -> None:
+    """``uv``: a ``uv.lock`` next to ``.venv`` (no ``virtualenv`` option); ``path``: no
+    option, ``python3`` on ``PATH`` is the team's."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "Pulumi.yaml").write_text(project_file(None))
+    (folder / "__main__.py").write_text(f"import {TEAM_ONLY_MODULE}\nimport pulumi\n")
+    (folder / "Pulumi.dev.yaml").write_text('{"config": {"gcp:project": "acme-orders"}}')
+    path = os.environ["PATH"]
+    if how == "uv":
+        (folder / "uv.lock").write_text("version = 1\n")
+        (folder / ".venv").symlink_to(team_venv)
+    else:
+        path = f"{team_venv / 'bin'}{os.pathsep}{path}"
+    run = preview(folder, "-f", "json", path=path)
+    assert run.code == 0, run.stderr
+    expected = folder / ".venv" / "bin" / "python" if how == "uv" else team_venv / "bin" / "python3"
+    assert f"the program ran in {expected} (" in " ".join(run.json()["notes"]), run.json()["notes"]
