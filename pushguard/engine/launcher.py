@@ -196,11 +196,24 @@ def _judge(
     reported = recorder.engine_failure or recorder.failure
     if reported is not None:
         run.failure = _failure(reported, project.root.resolve(), ran_in)
+    elif returncode > 0 and not recorder.root:  # the SDK never reached the engine
+        raise ProgramEndedError(_not_started(runtime, returncode, output), output)
     elif returncode != 0 or not recorder.stack_finished:
         raise ProgramEndedError(f"{_how_it_ended(returncode, False, timeout)} {ran_in}", output)
     if run.failure is not None:
         run.outputs = {}
     return run
+
+
+def _not_started(runtime: ProgramRuntime, returncode: int, output: ProgramOutput) -> str:
+    """The message for an interpreter that exited before the SDK registered the stack (no
+    Pulumi SDK in the environment, a bad interpreter): its status and last line of stderr."""
+    lines = [line for line in output.stderr.splitlines() if line.strip()]
+    said = f"; it said: {lines[-1].strip()}" if lines else ""
+    return (
+        f"the program did not start in {runtime.described}: the interpreter exited with status "
+        f"{returncode} before the Pulumi SDK reached the engine{said}"
+    )
 
 
 def _failure(body: Mapping[str, Any], root: Path, ran_in: str) -> ProgramFailure:

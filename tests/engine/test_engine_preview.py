@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -173,3 +175,17 @@ def test_the_interpreter_is_found_as_the_language_host_finds_it(
     assert run.code == 0, run.stderr
     expected = folder / ".venv" / "bin" / "python" if how == "uv" else team_venv / "bin" / "python3"
     assert f"the program ran in {expected} (" in " ".join(run.json()["notes"]), run.json()["notes"]
+
+
+def test_an_environment_without_the_pulumi_sdk_is_exit_2_naming_it(tmp_path: Path) -> None:
+    venv = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "Pulumi.yaml").write_text(project_file(venv))
+    (folder / "__main__.py").write_text(HTTP_SUBSCRIPTION)
+    (folder / "Pulumi.dev.yaml").write_text('{"config": {"gcp:project": "acme-orders"}}')
+    run = preview(folder)
+    assert run.code == 2
+    assert f"the program did not start in {venv / 'bin' / 'python'}" in run.stderr, run.stderr
+    assert "The Pulumi SDK is not installed" in run.stderr
