@@ -21,8 +21,10 @@ commit 1b5949891b3c), and what this monitor does offline:
   planner.answer_invoke`); ``pulumi:pulumi:getResource`` from the engine's own record.
 - ``RegisterResourceOutputs``: the stack's outputs, or a component's outputs.
 - ``SupportsFeature``: as ``supportsFeatureID``, except ``outputValues`` (answered ``False``:
-  the SDK then sends plain values, which is what the engine hands a custom resource's provider
-  and the analyzers after unwrapping output values), and hooks, parameterization and
+  the SDK then sends plain values, unknowns and secrets, which is what the engine forwards for a
+  non-remote resource anyway: ``downgradeOutputValues`` replaces every output value with
+  ``Computed``, ``Secret`` or its plain value before the provider and analyzers see it), and
+  hooks, parameterization and
   ``Call``, which this engine does not serve yet (a program using them fails, exit 2; a
   ``Call`` is the engine's own failure, whatever the program does with the error).
   ``GetDeploymentInfo`` is left unimplemented, so the SDK asks ``SupportsFeature``, as it does
