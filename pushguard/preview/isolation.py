@@ -113,6 +113,9 @@ class IsolatedRun:
     unknown_calls: list[str] = field(default_factory=list)
     failure: ProgramFailure | None = None
     output: ProgramOutput = field(default_factory=ProgramOutput)
+    runtime: str = ""
+    """The interpreter that ran the program and how it was chosen, when it was the program's
+    own (:mod:`pushguard.engine`); ``""`` for pushguard's child runner."""
 
 
 def _record(body: Mapping[str, Any]) -> ResourceRecord:
@@ -317,7 +320,9 @@ def _check_ending(
 class _Child:
     """The child process, in a session of its own so that a time-out, or the end of the
     preview, stops it and whatever it started (``os.killpg``); ``write_fd`` is passed to it and
-    closed here."""
+    closed here. ``argv`` and ``cwd`` default to pushguard's program runner in the project root
+    (:mod:`pushguard.preview.child`); the engine (:mod:`pushguard.engine.launcher`) starts the
+    program's own interpreter instead, with no ``write_fd`` (``-1``)."""
 
     def __init__(
         self,
@@ -328,23 +333,26 @@ class _Child:
         timeout: float,
         *,
         environment: Mapping[str, str] | None = None,
+        argv: list[str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
     ) -> None:
         try:
             self.process = subprocess.Popen(
                 # -P: the working directory (the project root) is not put on sys.path before
                 # pushguard is imported, so a folder of the team's named `pushguard` cannot stand
                 # in for it; the program's own folder is put first once pushguard is loaded.
-                [sys.executable, "-P", "-m", "pushguard.preview.child"],
+                argv or [sys.executable, "-P", "-m", "pushguard.preview.child"],
                 stdin=subprocess.PIPE,
                 stdout=stdout,
                 stderr=stderr,
-                pass_fds=(write_fd,),
-                cwd=project.root,
+                pass_fds=(write_fd,) if write_fd >= 0 else (),
+                cwd=cwd or project.root,
                 start_new_session=True,
                 env=environment,
             )
         finally:
-            os.close(write_fd)
+            if write_fd >= 0:
+                os.close(write_fd)
         self.expired = False
         self._timer = threading.Timer(timeout, self._expire)
 

@@ -421,6 +421,12 @@ class GcpMocks(pulumi.runtime.Mocks):
         self.echoed_calls: set[str] = set()
         self.unknown_calls: set[str] = set()
 
+    def dry_run(self) -> bool:
+        """Whether resources are planned as ``pulumi preview`` plans them: the runtime's mode
+        (``pulumi.runtime.is_dry_run()``); an engine that plans outside the SDK's runtime
+        (:mod:`pushguard.engine`) answers for itself."""
+        return pulumi.runtime.is_dry_run()
+
     def project_number(self, project: str) -> str:
         """The configured number of ``project``, or :data:`PLACEHOLDER_PROJECT_NUMBER` (recorded
         in :attr:`placeholder_projects`)."""
@@ -454,7 +460,7 @@ class GcpMocks(pulumi.runtime.Mocks):
         inputs: State = dict(args.inputs)
         if not args.custom:
             return None, {}
-        preview = pulumi.runtime.is_dry_run()
+        preview = self.dry_run()
         if args.typ == GCP_PROVIDER:
             return ("" if preview else f"{args.name}-provider"), inputs
         kind = _kind_of(args.typ)
@@ -527,7 +533,7 @@ class GcpMocks(pulumi.runtime.Mocks):
         if args.token == YAML_DECODE:  # a pure parse, answered at preview by the provider too
             return decode_yaml(args.args)
         self.echoed_calls.add(args.token)
-        if not pulumi.runtime.is_dry_run():
+        if not self.dry_run():
             return dict(args.args)
         self.unknown_calls.add(args.token)
         return data_source_at_preview(args.token, args.args)

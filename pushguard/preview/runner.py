@@ -16,8 +16,10 @@ result model are the gate's (:mod:`pushguard.gate`), shared with ``pushguard ana
 
 from __future__ import annotations
 
+import os
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,7 +84,8 @@ def run_preview(options: PreviewOptions) -> StackResult:
     """
     started = time.perf_counter()
     project, stack, config, secrets = load_stack(options.program_dir, options.stack)
-    result = StackResult(ProgramOrigin(project, stack), project.name, stack, [], [])
+    origin = ProgramOrigin(project, stack, engine=_runner() is not run_isolated)
+    result = StackResult(origin, project.name, stack, [], [])
     try:
         file_config = load_policy_config(options.policy_config) if options.policy_config else {}
     except PolicyConfigError as error:
@@ -109,7 +112,7 @@ def run_preview(options: PreviewOptions) -> StackResult:
         )
         clock = time.perf_counter()
         try:
-            run = run_isolated(
+            run = _runner()(
                 project,
                 stack,
                 config=config,
@@ -146,6 +149,21 @@ def run_preview(options: PreviewOptions) -> StackResult:
     if whole := _wholly_imported(result):  # the cloud's push config, unread: never a pass
         raise PreviewError(_wholly_imported_error(whole), result)
     return result
+
+
+ENGINE_VARIABLE = "PUSHGUARD_PREVIEW_ENGINE"
+"""Set to ``protocol`` to run the program under pushguard's engine (:mod:`pushguard.engine`,
+experimental): Pulumi's gRPC protocols, the program in its project's own interpreter."""
+
+
+def _runner() -> Callable[..., IsolatedRun]:
+    """:func:`~pushguard.engine.launcher.run_engine` when :data:`ENGINE_VARIABLE` is
+    ``protocol``, else :func:`~pushguard.preview.isolation.run_isolated` (the default)."""
+    if os.environ.get(ENGINE_VARIABLE, "") == "protocol":
+        from pushguard.engine.launcher import run_engine  # noqa: PLC0415 - only when chosen
+
+        return run_engine
+    return run_isolated
 
 
 def _wholly_imported(result: StackResult) -> list[ResourceRecord]:
@@ -282,7 +300,8 @@ def _describe_pack(result: StackResult, stream: StreamingAnalysis) -> None:
 
 
 def _notes(run: IsolatedRun) -> list[str]:
-    notes = [
+    notes = [f"the program ran in {run.runtime}"] if run.runtime else []
+    notes += [
         f"getProject answered project {project!r} with the placeholder number "
         f"{PLACEHOLDER_PROJECT_NUMBER}; add the project to the policy config's "
         "top-level projectNumbers map, which the pack reads too"

@@ -1,0 +1,240 @@
+"""Running a program under pushguard's engine: the gRPC services on loopback, the program in its
+own interpreter, and how it ended.
+
+As the Python language host's ``Run`` does (``sdk/python/cmd/pulumi-language-python/main.go``
+of pulumi/pulumi, commit 1b5949891b3c): the interpreter and environment of the project
+(:mod:`pushguard.engine.runtime`), ``PULUMI_CONFIG`` and ``PULUMI_CONFIG_SECRET_KEYS`` in the
+environment (:func:`pushguard.preview.isolation.program_environment`), and the executor script
+(:mod:`pushguard.engine.bootstrap`) with ``--monitor``, ``--engine``, ``--project``,
+``--root_directory``, ``--stack``, ``--pwd``, ``--dry_run true``, ``--parallel`` and the entry
+point (``.`` for a program folder, run from that folder). The process runs in a session of its
+own with its stdout and stderr in files (:class:`pushguard.preview.isolation._Child`), while
+pushguard is not dumpable.
+
+A run is judged from what reached the engine: it finished when the process exited 0 after the
+stack's outputs were registered (the SDK registers them when the program's function returned);
+a failure the bootstrap reported is the program's failure; any other ending (another exit
+status, ``os._exit``, a signal, the time-out) is a :class:`~pushguard.preview.isolation.
+ProgramEndedError` naming the interpreter the program ran in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import grpc
+from pulumi.runtime.proto import engine_pb2_grpc, resource_pb2_grpc
+
+from pushguard.engine.host import Host
+from pushguard.engine.monitor import Monitor
+from pushguard.engine.planner import EngineMocks
+from pushguard.engine.recorder import Recorder
+from pushguard.engine.runtime import (
+    PARALLEL,
+    ProgramRuntime,
+    RuntimeChoiceError,
+    resolve_runtime,
+)
+from pushguard.gate.result import ProgramOutput, ResourceRecord
+from pushguard.preview.isolation import (
+    IsolatedRun,
+    ProgramEndedError,
+    _Child,
+    _how_it_ended,
+    _read_output,
+    not_dumpable,
+    program_environment,
+)
+from pushguard.preview.limits import DEFAULT_TIMEOUT
+from pushguard.preview.program import ProgramFailure
+from pushguard.preview.project import PulumiProject
+
+BOOTSTRAP = Path(__file__).with_name("bootstrap.py")
+EXECUTOR_NAME = "pulumi-language-python-exec"
+
+
+@contextlib.contextmanager
+def _server(recorder: Recorder, monitor: Monitor) -> Iterator[str]:
+    """The ``ResourceMonitor`` and ``Engine`` services on a loopback port; yields the address."""
+    server = grpc.server(ThreadPoolExecutor(max_workers=32), options=[("grpc.so_reuseport", 0)])
+    resource_pb2_grpc.add_ResourceMonitorServicer_to_server(monitor, server)
+    engine_pb2_grpc.add_EngineServicer_to_server(Host(recorder), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        server.stop(grace=1).wait()
+
+
+@contextlib.contextmanager
+def serving(recorder: Recorder, monitor: Monitor) -> Iterator[str]:
+    """The services for the program (yields their address) and, on a server of their own, for
+    the constructs of pushguard's remote component (``monitor.construct_address``), so a
+    registration waiting for its construct never holds a thread the construct needs."""
+    with _server(recorder, monitor) as address, _server(recorder, monitor) as constructs:
+        monitor.construct_address = constructs
+        yield address
+
+
+def _arguments(project: PulumiProject, stack: str, address: str, script: Path) -> list[str]:
+    """The executor's command line after the interpreter (``constructArguments``)."""
+    main = project.main.resolve()
+    pwd, entry = (main, ".") if main.is_dir() else (main.parent, main.name)
+    return [
+        str(script),
+        *("--monitor", address, "--engine", address, "--project", project.name),
+        *("--root_directory", str(project.root.resolve()), "--stack", stack),
+        *("--pwd", str(pwd), "--dry_run", "true", "--parallel", str(PARALLEL)),
+        entry,
+    ]
+
+
+def run_engine(
+    project: PulumiProject,
+    stack: str,
+    *,
+    config: Mapping[str, str],
+    secret_keys: Iterable[str],
+    mocks: Mapping[str, Any],
+    on_record: Callable[[ResourceRecord], None] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> IsolatedRun:
+    """Run ``project``'s program for ``stack`` under the engine; ``on_record`` sees each
+    registration as the engine records it. ``mocks``: :class:`~pushguard.engine.planner.
+    EngineMocks` options (``project``, ``region``, ``project_numbers``, ``providers``).
+
+    Returns the run (``failure`` set when the program raised or called ``sys.exit``).
+
+    Raises:
+        ProgramEndedError: the interpreter cannot be used, or the program ended any other way
+            before it finished.
+    """
+    try:
+        runtime = resolve_runtime(project.root.resolve(), project.entry_point.resolve().parent)
+    except RuntimeChoiceError as error:
+        raise ProgramEndedError(
+            f"the program cannot be started: {error}", ProgramOutput()
+        ) from None
+    recorder = Recorder(on_record)
+    planner = EngineMocks(recorder.state_of, **dict(mocks))
+    monitor = Monitor(recorder, planner, project.name, stack)
+    monitor.construct_settings.update(config=dict(config), secret_keys=sorted(secret_keys))
+    environment = program_environment(config, secret_keys, runtime.environment)
+    with (
+        not_dumpable(),
+        tempfile.TemporaryDirectory(prefix="pushguard-engine-") as private,
+        tempfile.TemporaryFile() as stdout,
+        tempfile.TemporaryFile() as stderr,
+        serving(recorder, monitor) as address,
+    ):
+        script = Path(private) / EXECUTOR_NAME
+        script.write_text(BOOTSTRAP.read_text(encoding="utf-8"), encoding="utf-8")
+        argv = [str(runtime.python), *_arguments(project, stack, address, script)]
+        with _Child(
+            project,
+            -1,
+            stdout,
+            stderr,
+            timeout,
+            environment=environment,
+            argv=argv,
+            cwd=argv[argv.index("--pwd") + 1],
+        ) as child:
+            child.send(b"")
+            returncode = child.wait()
+            child.stop_group()
+        output = ProgramOutput(*_outputs(stdout, stderr))
+    return _judge(
+        recorder,
+        planner,
+        runtime,
+        project,
+        returncode=returncode,
+        expired=child.expired,
+        timeout=timeout,
+        output=output,
+    )
+
+
+def _outputs(stdout: Any, stderr: Any) -> tuple[str, str, bool]:
+    out, cut_out = _read_output(stdout)
+    err, cut_err = _read_output(stderr)
+    return out, err, cut_out or cut_err
+
+
+def _judge(
+    recorder: Recorder,
+    planner: EngineMocks,
+    runtime: ProgramRuntime,
+    project: PulumiProject,
+    *,
+    returncode: int,
+    expired: bool,
+    timeout: float,
+    output: ProgramOutput,
+) -> IsolatedRun:
+    """The run as the engine saw it (see the module's docstring)."""
+    run = IsolatedRun(
+        records=list(recorder.records),
+        logs=list(recorder.logs),
+        outputs=dict(recorder.outputs),
+        placeholder_projects=sorted(planner.placeholder_projects),
+        echoed_calls=sorted(planner.echoed_calls),
+        unknown_calls=sorted(planner.unknown_calls),
+        output=output,
+        runtime=runtime.described,
+    )
+    ran_in = f"(the program ran in {runtime.described})"
+    if expired:
+        raise ProgramEndedError(f"{_how_it_ended(returncode, True, timeout)} {ran_in}", output)
+    reported = recorder.engine_failure or recorder.failure
+    if reported is not None:
+        run.failure = _failure(reported, project.root.resolve(), ran_in)
+    elif returncode > 0 and not recorder.root:  # the SDK never reached the engine
+        raise ProgramEndedError(_not_started(runtime, returncode, output), output)
+    elif returncode != 0 or not recorder.stack_finished:
+        raise ProgramEndedError(f"{_how_it_ended(returncode, False, timeout)} {ran_in}", output)
+    if run.failure is not None:
+        run.outputs = {}
+    return run
+
+
+def _not_started(runtime: ProgramRuntime, returncode: int, output: ProgramOutput) -> str:
+    """The message for an interpreter that exited before the SDK registered the stack (no
+    Pulumi SDK in the environment, a bad interpreter): its status and last line of stderr."""
+    lines = [line for line in output.stderr.splitlines() if line.strip()]
+    said = f"; it said: {lines[-1].strip()}" if lines else ""
+    return (
+        f"the program did not start in {runtime.described}: the interpreter exited with status "
+        f"{returncode} before the Pulumi SDK reached the engine{said}"
+    )
+
+
+def _failure(body: Mapping[str, Any], root: Path, ran_in: str) -> ProgramFailure:
+    """The bootstrap's report as a :class:`ProgramFailure`: ``where`` the innermost frame under
+    the project root; a missing module names the interpreter it was looked for in."""
+    where = None
+    for frame in reversed(body.get("frames") or []):
+        path = Path(str(frame[0]))
+        if path.is_relative_to(root):
+            where = f"{path.relative_to(root)}:{int(frame[1])}"
+            break
+    kind, message = str(body.get("kind") or "Error"), str(body.get("message") or "")
+    if kind in {"ModuleNotFoundError", "ImportError"}:
+        message = f"{message} {ran_in}"
+    problems = tuple((str(f), str(m)) for f, m in body.get("problems") or ())
+    component = body.get("component")
+    return ProgramFailure(
+        kind,
+        message,
+        where,
+        component=component if isinstance(component, str) else None,
+        problems=problems,
+        traceback=str(body.get("traceback") or ""),
+    )

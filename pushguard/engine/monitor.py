@@ -1,0 +1,274 @@
+"""The ``ResourceMonitor`` gRPC service, as the Pulumi engine answers it at preview.
+
+What the engine does (``resmon`` in ``pkg/resource/deploy/source_eval.go`` of pulumi/pulumi,
+commit 1b5949891b3c), and what this monitor does offline:
+
+- ``RegisterResource``: the URN is ``urn:pulumi:STACK::PROJECT::TYPE::NAME``, TYPE prefixed by
+  the parent's whole qualified type and ``$`` unless the parent is the stack
+  (``Deployment.generateURN`` in ``deployment.go``); a URN registered twice fails the
+  registration ("Duplicate resource URN"); transforms run first (the request's own, its
+  parents', the stack's; :class:`pushguard.preview.transforms.Transforms` calls the program's
+  callbacks server as the engine does, loopback only). A custom resource is planned by the
+  provider (inputs after ``Check``; at preview its ID and computed outputs unknown:
+  :mod:`pushguard.engine.planner`); a component has no outputs until
+  ``RegisterResourceOutputs``. A remote component (``remote``) is constructed by its package's
+  plugin, which is not here: it is recorded as the component alone and reported as not
+  expanded (the preview's "not checked" and exit 2), from this process, whatever the program
+  logs or silences.
+- ``ReadResource``: takes its URN too; offline the provider's ``Read`` cannot run, so the
+  response is ``unknown`` (the SDK resolves the outputs as unknown) with the given properties.
+- ``Invoke``: stack invoke transforms, then the offline answer (:func:`~pushguard.engine.
+  planner.answer_invoke`); ``pulumi:pulumi:getResource`` from the engine's own record.
+- ``RegisterResourceOutputs``: the stack's outputs, or a component's outputs.
+- ``SupportsFeature``: as ``supportsFeatureID``, except ``outputValues`` (answered ``False``:
+  the SDK then sends plain values, unknowns and secrets, which is what the engine forwards for a
+  non-remote resource anyway: ``downgradeOutputValues`` replaces every output value with
+  ``Computed``, ``Secret`` or its plain value before the provider and analyzers see it), and
+  hooks, parameterization and
+  ``Call``, which this engine does not serve yet (a program using them fails, exit 2; a
+  ``Call`` is the engine's own failure, whatever the program does with the error).
+  ``GetDeploymentInfo`` is left unimplemented, so the SDK asks ``SupportsFeature``, as it does
+  with older engines (``pulumi/runtime/settings.py``: ``_load_monitor_feature_support``).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+import grpc
+from google.protobuf import empty_pb2, json_format, struct_pb2
+from pulumi.runtime.proto import resource_pb2, resource_pb2_grpc
+
+from pushguard.crossguard.urn import STACK_TYPE, is_stack_urn
+from pushguard.engine.construct import ConstructRefusedError, construct
+from pushguard.engine.planner import EngineMocks, answer_invoke, plan_resource
+from pushguard.engine.recorder import DuplicateURNError, Recorder
+from pushguard.gate.result import ResourceRecord, Source
+from pushguard.preview.remote import NOT_EXPANDED_MARK, expands
+from pushguard.preview.transforms import TransformError, Transforms
+
+FEATURES = {
+    "secrets": True,
+    "resourceReferences": True,
+    "outputValues": False,
+    "aliasSpecs": True,
+    "deletedWith": True,
+    "replaceWith": True,
+    "transforms": True,
+    "invokeTransforms": True,
+}
+"""``SupportsFeature`` answers (any other feature: ``False``)."""
+
+
+def is_loopback(target: str) -> bool:
+    """Whether a callback ``target`` (``HOST:PORT``) is on this machine's loopback: an address
+    in 127.0.0.0/8 or ``::1`` (bracketed), or ``localhost``. The SDK's callbacks server
+    listens on ``127.0.0.1`` (``pulumi/runtime/_callbacks.py``)."""
+    host, _, port = target.rpartition(":")
+    if not port.isdigit() or not host:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.removeprefix("[").removesuffix("]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _source(request: Any) -> Source | None:
+    """The constructor call's file and line from ``sourcePosition`` (a ``file:`` URI)."""
+    if not request.HasField("sourcePosition"):
+        return None
+    position = request.sourcePosition
+    if not position.uri.startswith("file:"):
+        return None
+    return unquote(urlparse(position.uri).path), int(position.line)
+
+
+def _struct(value: dict[str, Any]) -> struct_pb2.Struct:
+    return json_format.ParseDict(value, struct_pb2.Struct())
+
+
+class Monitor(resource_pb2_grpc.ResourceMonitorServicer):
+    """The monitor of one run of ``project``'s program for ``stack``."""
+
+    def __init__(self, recorder: Recorder, mocks: EngineMocks, project: str, stack: str) -> None:
+        self.recorder, self.mocks = recorder, mocks
+        self.project, self.stack = project, stack
+        self.transforms = Transforms()
+        self.construct_address = ""
+        """Where a ``Construct`` reaches this monitor (a server of its own)."""
+        self.construct_settings: dict[str, Any] = {
+            "project": project,
+            "stack": stack,
+            "config": {},
+            "secret_keys": [],
+        }
+        """``project``, ``stack``, ``config`` and ``secret_keys`` for a ``Construct``."""
+        self._constructed: set[str] = set()
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        """The engine's URN for a resource (``generateURN``)."""
+        if parent and not is_stack_urn(parent):
+            type_ = parent.split("::")[2] + "$" + type_
+        return f"urn:pulumi:{self.stack}::{self.project}::{type_}::{name}"
+
+    def _refuse(self, context: grpc.ServicerContext, message: str) -> None:
+        self.recorder.engine_error("EngineError", message, [])
+        context.abort(grpc.StatusCode.INVALID_ARGUMENT, message)
+
+    def _transform_failed(self, context: grpc.ServicerContext, error: TransformError) -> None:
+        frames = [[path, line] for path, line in error.frames]
+        self.recorder.engine_error("TransformError", str(error), frames)
+        context.abort(grpc.StatusCode.UNKNOWN, str(error))
+
+    def _check_targets(self, context: grpc.ServicerContext, callbacks: Any) -> None:
+        """The engine calls transforms back; pushguard calls loopback addresses only."""
+        for callback in callbacks:
+            if not is_loopback(callback.target):
+                self._refuse(context, f"callback target {callback.target!r} is not loopback")
+
+    def RegisterResource(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
+        """Record the registration and answer as the engine does at preview."""
+        urn = self.make_urn(request.parent, request.type, request.name)
+        try:
+            self.recorder.claim(urn, _source(request))
+        except DuplicateURNError as error:
+            context.abort(grpc.StatusCode.ALREADY_EXISTS, str(error))
+        if request.type == STACK_TYPE:
+            return resource_pb2.RegisterResourceResponse(urn=urn)
+        self._check_targets(context, request.transforms)
+        try:
+            request = self.transforms.apply(request)
+        except TransformError as error:
+            self._transform_failed(context, error)
+        if urn not in self._constructed:  # the component's own transforms stay its request's
+            self.transforms.settled(urn, request)
+        inputs = json_format.MessageToDict(request.object)
+        if request.remote and expands(request.type):
+            return self._construct(urn, request, context)
+        if request.remote:
+            self.recorder.log("warning", f"{NOT_EXPANDED_MARK}{request.type}\t{urn}")
+            checked, ident, outputs = inputs, "", dict[str, Any]()
+        else:
+            checked, ident, outputs = plan_resource(self.mocks, request, inputs)
+        self.recorder.add(_record(urn, request, checked, outputs))
+        return resource_pb2.RegisterResourceResponse(urn=urn, id=ident, object=_struct(outputs))
+
+    def _construct(self, urn: str, request: Any, context: grpc.ServicerContext) -> Any:
+        """pushguard's own remote component, constructed by its provider in this process
+        (:mod:`pushguard.engine.construct`), which registers it (its URN released for that)
+        and its children with this monitor."""
+        self.recorder.release(urn)
+        self._constructed.add(urn)
+        try:
+            response = construct(self.construct_address, request, **self.construct_settings)
+        except ConstructRefusedError as refused:
+            inner, source = refused.inner, _source(request)
+            self.recorder.engine_error(
+                type(inner).__name__,
+                str(inner).strip() or repr(inner),
+                [list(source)] if source else [],
+                component=getattr(inner, "component", None),
+                problems=[list(p) for p in getattr(inner, "problems", ())],
+            )
+            context.abort(grpc.StatusCode.UNKNOWN, str(inner))
+        return resource_pb2.RegisterResourceResponse(urn=response.urn, object=response.state)
+
+    def ReadResource(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
+        """A read takes its URN; its result is unknown offline."""
+        urn = self.make_urn(request.parent, request.type, request.name)
+        try:
+            self.recorder.claim(urn, _source(request))
+        except DuplicateURNError as error:
+            context.abort(grpc.StatusCode.ALREADY_EXISTS, str(error))
+        response = resource_pb2.ReadResourceResponse(urn=urn, properties=request.properties)
+        if "unknown" in resource_pb2.ReadResourceResponse.DESCRIPTOR.fields_by_name:
+            response.unknown = True
+        return response
+
+    def Invoke(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
+        """Invoke transforms, then the offline answer."""
+        try:
+            request = self.transforms.apply_invoke(request)
+        except TransformError as error:
+            self._transform_failed(context, error)
+        args = json_format.MessageToDict(request.args)
+        if request.tok == "pulumi:pulumi:getResource":
+            state = self.recorder.state_of(str(args.get("urn")))
+            if state is None:
+                context.abort(grpc.StatusCode.NOT_FOUND, f"unknown resource {args.get('urn')}")
+            answer = {"urn": args.get("urn"), "id": "", "state": state}
+        else:
+            answer = answer_invoke(self.mocks, request.tok, args, request.provider)
+        response = resource_pb2.ResourceInvokeResponse()
+        getattr(response, "return").CopyFrom(_struct(answer))  # a Python keyword
+        return response
+
+    def RegisterResourceOutputs(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
+        """The stack's outputs, or a component's."""
+        outputs = json_format.MessageToDict(request.outputs)
+        if is_stack_urn(request.urn):
+            self.recorder.stack_outputs(outputs)
+        else:
+            self.recorder.component_outputs(request.urn, outputs)
+        return empty_pb2.Empty()
+
+    def SupportsFeature(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
+        """See :data:`FEATURES`."""
+        return resource_pb2.SupportsFeatureResponse(hasSupport=FEATURES.get(request.id, False))
+
+    def RegisterStackTransform(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
+        """Keep a stack transform for every later registration."""
+        self._check_targets(context, [request])
+        self.transforms.register_stack(request)
+        return empty_pb2.Empty()
+
+    def RegisterStackInvokeTransform(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
+        """Keep a stack invoke transform for every later invoke."""
+        self._check_targets(context, [request])
+        self.transforms.register_stack_invoke(request)
+        return empty_pb2.Empty()
+
+    def Call(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
+        """Not served yet: the run fails (exit 2) naming the method, whatever the program does
+        with the error."""
+        message = (
+            f"pushguard's engine does not answer resource method calls yet ({request.tok}); "
+            "check this stack with `pulumi preview --policy-pack`"
+        )
+        self.recorder.engine_error("EngineError", message, [])
+        context.abort(grpc.StatusCode.UNIMPLEMENTED, message)
+
+    def SignalAndWaitForShutdown(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
+        """Nothing to wait for (no resource hooks)."""
+        return empty_pb2.Empty()
+
+
+def _record(
+    urn: str, request: Any, inputs: dict[str, Any], outputs: dict[str, Any]
+) -> ResourceRecord:
+    """The registration as the engine received it (after transforms)."""
+    return ResourceRecord(
+        urn=urn,
+        type=request.type,
+        name=request.name,
+        parent=request.parent,
+        custom=request.custom,
+        provider=request.provider,
+        inputs=inputs,
+        outputs=outputs,
+        source=_source(request),
+        dependencies=tuple(request.dependencies),
+        property_dependencies={
+            key: tuple(value.urns) for key, value in request.propertyDependencies.items()
+        },
+        replace_on_changes=tuple(request.replaceOnChanges),
+        delete_before_replace=request.deleteBeforeReplace,
+        protect=bool(request.protect),
+        ignore_changes=tuple(request.ignoreChanges),
+        version=request.version,
+        import_id=request.importId,
+    )
