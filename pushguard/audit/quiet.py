@@ -28,13 +28,14 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 SCHEDULER_LOGGER = "org.apache.spark.scheduler.DAGScheduler"
+"""The logger that writes the accumulator noise (its other records keep Spark's level)."""
 ACCUMULATOR_NOISE = "Failed to update accumulator .*"
 """The scheduler's message for an update to an accumulator that is gone (its whole text)."""
 
 
 def quiet_accumulators(spark: SparkSession) -> None:
     """Keep the accumulator noise of a run off stderr: the scheduler's records matching
-    :data:`ACCUMULATOR_NOISE` (a log4j filter on :data:`SCHEDULER_LOGGER`'s configuration;
+    :data:`ACCUMULATOR_NOISE` (a log4j filter of the logging configuration;
     nothing happens when the JVM's logging is not log4j 2), and the Python tracebacks of
     PySpark's accumulator server (a ``socketserver`` thread in the driver that the JVM sends
     accumulator updates to; it prints one on stderr when a request fails, as when the JVM dies
@@ -55,11 +56,9 @@ def _filter_scheduler_log(spark: SparkSession) -> None:
     noise = core.filter.RegexFilter.createFilter(
         ACCUMULATOR_NOISE, None, True, result.DENY, result.NEUTRAL
     )
-    logger = config.getLoggerConfig(SCHEDULER_LOGGER)
-    if logger.getName() != SCHEDULER_LOGGER:  # inherited: a configuration of its own
-        logger = core.config.LoggerConfig(SCHEDULER_LOGGER, None, True)
-        config.addLogger(SCHEDULER_LOGGER, logger)
-    logger.addFilter(noise)
+    # A filter of the configuration, not a LoggerConfig of the scheduler's own: one made for
+    # it carries a level of its own, and the scheduler logged its INFO records through it.
+    config.addFilter(noise)
     context.updateLoggers()
 
 
