@@ -170,7 +170,7 @@ def run(
 
 BLIND_PUBLISHED = (
     "the outputs in {out} were published and say so (summary.json coverage, report.html); "
-    "--fail-on-blind never reports without failing"
+    "to report without failing, give --fail-on-blind never"
 )
 """The end of the error paragraph of a blind run (exit 2, outputs published)."""
 
