@@ -20,11 +20,9 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from pushguard.components.endpoints import endpoint_problems, target_service
+from pushguard.components.endpoints import endpoint_problems, parsed_endpoint, target_service
 from pushguard.components.spec import DEFERRED, PushSubscriptionSpec
 from pushguard.rules.endpoint import (
-    EndpointError,
-    PushEndpoint,
     cloud_run_default_url_form,
     parse_endpoint,
 )
@@ -37,19 +35,9 @@ def _deferred(value: object) -> bool:
     return value is DEFERRED
 
 
-def _parsed(endpoint: Any) -> PushEndpoint | None:
-    """``endpoint`` parsed as the rules parse it, or ``None`` (not a string, or not a URL)."""
-    if not isinstance(endpoint, str):
-        return None
-    try:
-        return parse_endpoint(endpoint)
-    except EndpointError:
-        return None
-
-
 def run_app_origin(endpoint: Any) -> str | None:
     """``https://HOST`` of a Cloud Run default-URL endpoint, else ``None``."""
-    parsed = _parsed(endpoint)
+    parsed = parsed_endpoint(endpoint)
     return f"https://{parsed.host}" if parsed and cloud_run_default_url_form(parsed) else None
 
 
@@ -92,7 +80,7 @@ def run_app_service(endpoint: Any) -> str | None:
 
 def _function_url(endpoint: Any) -> str | None:
     """``https://HOST/NAME`` of a 1st-gen function endpoint (``*.cloudfunctions.net``)."""
-    parsed = _parsed(endpoint)
+    parsed = parsed_endpoint(endpoint)
     if parsed is None or not parsed.host.endswith(".cloudfunctions.net"):
         return None
     name = urlsplit(endpoint).path.lstrip("/").split("/", 1)[0]

@@ -51,7 +51,8 @@ def target_service(spec: PushSubscriptionSpec) -> Any:
     return name
 
 
-def _parsed(endpoint: Any) -> PushEndpoint | None:
+def parsed_endpoint(endpoint: Any) -> PushEndpoint | None:
+    """``endpoint`` parsed as the rules parse it, or ``None`` (not a string, or not a URL)."""
     if not isinstance(endpoint, str):
         return None
     try:
@@ -73,7 +74,7 @@ def deterministic_url_problems(spec: PushSubscriptionSpec) -> list[Problem]:
     another project number than the target's: ``project_number`` when the target is in the
     subscription's project (the number the component looks up itself is not compared: an
     offline preview may answer it with a placeholder). Unknown values are not judged."""
-    parsed = _parsed(spec.push_endpoint)
+    parsed = parsed_endpoint(spec.push_endpoint)
     url = cloud_run_deterministic_url(parsed) if parsed else None
     if url is None:
         return []
@@ -109,7 +110,7 @@ def function_v2_endpoint_problems(spec: PushSubscriptionSpec) -> list[Problem]:
     docstring): refused, naming ``service_config.uri``."""
     if spec.target.kind is not TargetKind.CLOUD_FUNCTION_V2:
         return []
-    parsed = _parsed(spec.push_endpoint)
+    parsed = parsed_endpoint(spec.push_endpoint)
     if parsed is None or not parsed.host.endswith(".cloudfunctions.net"):
         return []
     return [

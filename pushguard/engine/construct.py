@@ -20,15 +20,13 @@ A refusal of bad inputs (``PushSubscriptionInputError``) is raised as
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Mapping
 from typing import Any
 
 from pulumi.runtime.proto import provider_pb2
 
 from pushguard.engine.runtime import PARALLEL
-from pushguard.preview.remote import _CONSTRUCTING, _construct_request, _provider
+from pushguard.preview.remote import _construct_request, _provider, construct_alone
 
 
 class ConstructRefusedError(Exception):
@@ -84,19 +82,9 @@ def construct(
     construct_request.parallel = PARALLEL
     construct_request.monitorEndpoint = address
     servicer = ProviderServicer(_provider(), [], address)
-    answer: list[provider_pb2.ConstructResponse] = []
-    failed: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            answer.append(asyncio.run(servicer.Construct(construct_request, _Context())))
-        except BaseException as error:  # handed to the monitor's thread
-            failed.append(error)
-
-    worker = threading.Thread(target=run, name=f"construct {request.name}", daemon=True)
-    with _CONSTRUCTING:
-        worker.start()
-        worker.join()
-    if failed:
-        raise ConstructRefusedError(_inner(failed[0]))
-    return answer[0]
+    try:  # the monitor's thread waits: one construction at a time, as in the in-process path
+        return construct_alone(
+            lambda: servicer.Construct(construct_request, _Context()), request.name
+        )
+    except BaseException as error:
+        raise ConstructRefusedError(_inner(error)) from None

@@ -31,8 +31,8 @@ import asyncio
 import functools
 import logging
 import threading
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Coroutine, Iterable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pulumi.runtime import config as pulumi_config
 from pulumi.runtime import mocks as pulumi_mocks
@@ -56,6 +56,8 @@ _CONSTRUCTING = threading.Lock()
 """Held while a remote component is constructed: one construction at a time (see above). A
 construct never waits on another (the program resolves a component's inputs, including another
 component's outputs, before it registers it), so this cannot deadlock."""
+
+_T = TypeVar("_T")
 
 _LOGGER = "pushguard.preview.program"
 """The logger the mock engine's log collector listens to (:mod:`pushguard.preview.engine`)."""
@@ -147,25 +149,40 @@ def construct_in_place(monitor: Any, request: Any) -> Any:
         "config": dict(pulumi_config.CONFIG.get()),
         "secret_keys": list(pulumi_config._SECRET_KEYS.get()),  # no public reader
     }
-    answer: list[Any] = []
+    try:
+        response = construct_alone(lambda: _construct(monitor, request, settings), request.name)
+    except BaseException as error:
+        inner = getattr(error, "inner", None)  # the provider's ComponentInitError
+        if isinstance(inner, BaseException):
+            raise inner from None
+        raise
+    return resource_pb2.RegisterResourceResponse(urn=response.urn, object=response.state)
+
+
+def construct_alone(work: Callable[[], Coroutine[Any, Any, _T]], name: str) -> _T:
+    """Run ``work()`` on an event loop of its own, in a worker thread named ``construct NAME``,
+    one construction at a time (:data:`_CONSTRUCTING`: the SDK's settings are process-wide),
+    and return its result.
+
+    Raises:
+        BaseException: what ``work`` raised, in the caller's thread.
+    """
+    answer: list[_T] = []
     failed: list[BaseException] = []
 
     def run() -> None:
         try:
-            answer.append(asyncio.run(_construct(monitor, request, settings)))
-        except BaseException as error:  # handed to the program's thread
+            answer.append(asyncio.run(work()))
+        except BaseException as error:  # handed to the caller's thread
             failed.append(error)
 
-    worker = threading.Thread(target=run, name=f"construct {request.name}", daemon=True)
+    worker = threading.Thread(target=run, name=f"construct {name}", daemon=True)
     with _CONSTRUCTING:
         worker.start()
         worker.join()
     if failed:
-        error = failed[0]
-        inner = getattr(error, "inner", None)  # the provider's ComponentInitError
-        raise inner if isinstance(inner, BaseException) else error
-    response = answer[0]
-    return resource_pb2.RegisterResourceResponse(urn=response.urn, object=response.state)
+        raise failed[0]
+    return answer[0]
 
 
 def not_expanded_log(type_token: str, urn: str) -> None:
