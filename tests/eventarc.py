@@ -133,8 +133,8 @@ def assert_trigger_findings(
 
 def deployed() -> list[Any]:
     """The program's records under the mocks as ``pulumi up`` runs it (every output known)."""
-    from pushguard.preview.engine import run_program
     from pushguard.preview.mocks import GcpMocks
+    from tests.mock_runtime.engine import run_program
 
     providers: dict[str, dict[str, str]] = {}
     for key, value in CONFIG.items():

@@ -8,8 +8,8 @@ from typing import Any
 
 import pulumi
 
-from pushguard.preview.engine import ProgramRun, run_program, run_program_capturing
 from pushguard.preview.mocks import GcpMocks
+from tests.mock_runtime.engine import ProgramRun, run_program, run_program_capturing
 
 PROJECT = "acme-orders"
 NUMBER = "123456789012"

@@ -397,8 +397,8 @@ def deployed_state(
 def deployed(route: str | None = None) -> list[Any]:
     """The records of ``route``'s program (every route's without one) run under the mocks as
     ``pulumi up`` runs it (every output known), project ``team``, stack ``dev``."""
-    from pushguard.preview.engine import run_program
     from pushguard.preview.mocks import GcpMocks
+    from tests.mock_runtime.engine import run_program
 
     program, config = all_routes() if route is None else ROUTES[route][:2]
     providers: dict[str, dict[str, str]] = {}

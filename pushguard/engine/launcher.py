@@ -122,8 +122,8 @@ def run_engine(
             f"the program cannot be started: {error}", ProgramOutput()
         ) from None
     recorder = Recorder(on_record)
-    planner = EngineMocks(recorder.state_of, **dict(mocks))
-    monitor = Monitor(recorder, planner, project.name, stack)
+    planner = EngineMocks(recorder.state_of, recorder.states, **dict(mocks))
+    monitor = Monitor(recorder, planner, project.name, stack, project.root.resolve())
     monitor.construct_settings.update(config=dict(config), secret_keys=sorted(secret_keys))
     environment = program_environment(config, secret_keys, runtime.environment)
     with (
@@ -137,8 +137,6 @@ def run_engine(
         script.write_text(BOOTSTRAP.read_text(encoding="utf-8"), encoding="utf-8")
         argv = [str(runtime.python), *_arguments(project, stack, address, script)]
         with _Child(
-            project,
-            -1,
             stdout,
             stderr,
             timeout,
@@ -146,7 +144,6 @@ def run_engine(
             argv=argv,
             cwd=argv[argv.index("--pwd") + 1],
         ) as child:
-            child.send(b"")
             returncode = child.wait()
             child.stop_group()
         output = ProgramOutput(*_outputs(stdout, stderr))
@@ -182,6 +179,7 @@ def _judge(
     """The run as the engine saw it (see the module's docstring)."""
     run = IsolatedRun(
         records=list(recorder.records),
+        call_stacks=dict(recorder.call_stacks),
         logs=list(recorder.logs),
         outputs=dict(recorder.outputs),
         placeholder_projects=sorted(planner.placeholder_projects),

@@ -34,6 +34,7 @@ commit 1b5949891b3c), and what this monitor does offline:
 from __future__ import annotations
 
 import ipaddress
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
@@ -77,14 +78,40 @@ def is_loopback(target: str) -> bool:
         return False
 
 
-def _source(request: Any) -> Source | None:
-    """The constructor call's file and line from ``sourcePosition`` (a ``file:`` URI)."""
-    if not request.HasField("sourcePosition"):
-        return None
-    position = request.sourcePosition
+def _position(position: Any) -> Source | None:
+    """A ``SourcePosition`` (``uri``: a ``file:`` URI, ``line``) as ``(path, line)``."""
     if not position.uri.startswith("file:"):
         return None
     return unquote(urlparse(position.uri).path), int(position.line)
+
+
+def _source(request: Any) -> Source | None:
+    """The constructor call's file and line from ``sourcePosition``."""
+    return _position(request.sourcePosition) if request.HasField("sourcePosition") else None
+
+
+LIBRARY_FOLDERS = frozenset({"site-packages", "dist-packages", "node_modules"})
+"""A file under a folder of one of these names is a library's, not the program's, even inside the
+project folder (a virtual environment or ``node_modules`` there)."""
+
+
+def call_stack(request: Any, root: Path) -> list[Source]:
+    """The program's frames of the constructor call, outermost first: the request's
+    ``stackTrace`` (the SDK sends the frames from the concrete resource's caller outwards,
+    innermost first: ``_get_stack_trace`` in ``pulumi/runtime/resource.py``) kept where the file
+    is under the project folder ``root`` and not a library's (:data:`LIBRARY_FOLDERS`). Empty
+    when the SDK sends no stack trace (older SDKs send ``sourcePosition`` only)."""
+    if not request.HasField("stackTrace"):
+        return []
+    frames = []
+    for frame in reversed(request.stackTrace.frames):
+        source = _position(frame.pc) if frame.HasField("pc") else None
+        if source is None:
+            continue
+        path = Path(source[0])
+        if path.is_relative_to(root) and not LIBRARY_FOLDERS.intersection(path.parts):
+            frames.append(source)
+    return frames
 
 
 def _struct(value: dict[str, Any]) -> struct_pb2.Struct:
@@ -94,9 +121,11 @@ def _struct(value: dict[str, Any]) -> struct_pb2.Struct:
 class Monitor(resource_pb2_grpc.ResourceMonitorServicer):
     """The monitor of one run of ``project``'s program for ``stack``."""
 
-    def __init__(self, recorder: Recorder, mocks: EngineMocks, project: str, stack: str) -> None:
+    def __init__(
+        self, recorder: Recorder, mocks: EngineMocks, project: str, stack: str, root: Path
+    ) -> None:
         self.recorder, self.mocks = recorder, mocks
-        self.project, self.stack = project, stack
+        self.project, self.stack, self.root = project, stack, root
         self.transforms = Transforms()
         self.construct_address = ""
         """Where a ``Construct`` reaches this monitor (a server of its own)."""
@@ -154,7 +183,8 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer):
             checked, ident, outputs = inputs, "", dict[str, Any]()
         else:
             checked, ident, outputs = plan_resource(self.mocks, request, inputs)
-        self.recorder.add(_record(urn, request, checked, outputs))
+        frames = call_stack(request, self.root)
+        self.recorder.add(_record(urn, request, checked, outputs, frames), frames)
         return resource_pb2.RegisterResourceResponse(urn=urn, id=ident, object=_struct(outputs))
 
     def _construct(self, urn: str, request: Any, context: grpc.ServicerContext) -> Any:
@@ -242,15 +272,27 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer):
         self.recorder.engine_error("EngineError", message, [])
         context.abort(grpc.StatusCode.UNIMPLEMENTED, message)
 
+    def GetDeploymentInfo(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
+        """``UNIMPLEMENTED``, as from an engine older than the method: the SDK then asks
+        :meth:`SupportsFeature` for each feature (see the module's docstring)."""
+        context.abort(grpc.StatusCode.UNIMPLEMENTED, "GetDeploymentInfo")
+
     def SignalAndWaitForShutdown(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
         """Nothing to wait for (no resource hooks)."""
         return empty_pb2.Empty()
 
 
 def _record(
-    urn: str, request: Any, inputs: dict[str, Any], outputs: dict[str, Any]
+    urn: str,
+    request: Any,
+    inputs: dict[str, Any],
+    outputs: dict[str, Any],
+    frames: list[Source],
 ) -> ResourceRecord:
-    """The registration as the engine received it (after transforms)."""
+    """The registration as the engine received it (after transforms). Without a
+    ``sourcePosition`` (the SDK finds none for a ``pulumi.CustomResource(...)`` made directly:
+    ``_get_stack_trace`` looks for a third ``__init__`` frame) the source is the innermost
+    program frame of ``frames``, if any."""
     return ResourceRecord(
         urn=urn,
         type=request.type,
@@ -260,7 +302,7 @@ def _record(
         provider=request.provider,
         inputs=inputs,
         outputs=outputs,
-        source=_source(request),
+        source=_source(request) or (frames[-1] if frames else None),
         dependencies=tuple(request.dependencies),
         property_dependencies={
             key: tuple(value.urns) for key, value in request.propertyDependencies.items()

@@ -14,7 +14,7 @@ Values are in wire form (``google.protobuf.json_format.MessageToDict`` of the re
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pulumi
@@ -25,13 +25,21 @@ from pushguard.preview.mocks import GcpMocks, State
 
 class EngineMocks(GcpMocks):
     """:class:`GcpMocks` for the engine: always a preview; an explicit provider's
-    configuration from ``provider_state(urn)`` (the engine's record of that provider)."""
+    configuration from ``provider_state(urn)`` (the engine's record of that provider), the
+    resources registered so far from ``registered()`` (their planned states)."""
 
     def __init__(
-        self, provider_state: Callable[[str], Mapping[str, Any] | None], **options: Any
+        self,
+        provider_state: Callable[[str], Mapping[str, Any] | None],
+        registered: Callable[[], Sequence[Mapping[str, Any]]] = list,
+        **options: Any,
     ) -> None:
         super().__init__(**options)
-        self._provider_state = provider_state
+        self._provider_state, self._registered = provider_state, registered
+
+    def registered_states(self) -> list[Mapping[str, Any]]:
+        """The planned states the engine recorded so far (``registered()``)."""
+        return list(self._registered())
 
     def dry_run(self) -> bool:
         """Always: the engine runs ``pulumi preview``."""

@@ -33,6 +33,8 @@ class Recorder:
 
     on_record: Callable[[ResourceRecord], None] | None = None
     records: list[ResourceRecord] = field(default_factory=list)
+    call_stacks: dict[str, list[Source]] = field(default_factory=dict)
+    """A registration's program frames, outermost first (the URN's key)."""
     logs: list[tuple[str, str]] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
     stack_finished: bool = False
@@ -57,7 +59,10 @@ class Recorder:
         """
         with self._lock:
             if urn in self._claimed:
-                message = f"Duplicate resource URN '{urn}'; try giving it a unique name"
+                message = (
+                    f"Duplicate resource URN '{urn}'; try giving it a unique name "
+                    f"(registered at {_place(self._claimed[urn])} and again at {_place(source)})"
+                )
                 frames = [list(source)] if source else []
                 self._engine_failure("DuplicateResourceURNError", message, frames)
                 raise DuplicateURNError(message)
@@ -68,11 +73,12 @@ class Recorder:
         with self._lock:
             self._claimed.pop(urn, None)
 
-    def add(self, record: ResourceRecord) -> None:
-        """Record a registration."""
+    def add(self, record: ResourceRecord, frames: list[Source] | None = None) -> None:
+        """Record a registration and the program frames that made it (outermost first)."""
         with self._lock:
             self._positions[record.urn] = len(self.records)
             self.records.append(record)
+            self.call_stacks[record.urn] = list(frames or [])
             if self.on_record is not None:
                 self.on_record(record)
 
@@ -81,6 +87,11 @@ class Recorder:
         with self._lock:
             index = self._positions.get(urn)
             return None if index is None else dict(self.records[index].outputs)
+
+    def states(self) -> list[dict[str, Any]]:
+        """The planned outputs of every registration so far, in order."""
+        with self._lock:
+            return [dict(record.outputs) for record in self.records]
 
     def component_outputs(self, urn: str, outputs: dict[str, Any]) -> None:
         """``RegisterResourceOutputs`` of a component: its record's outputs become these."""
@@ -120,6 +131,11 @@ class Recorder:
     ) -> None:
         if self.engine_failure is None:
             self.engine_failure = {"kind": kind, "message": message, "frames": frames, **more}
+
+
+def _place(source: Source | None) -> str:
+    """``path:line`` of a registration, or ``an unknown line``."""
+    return f"{source[0]}:{source[1]}" if source else "an unknown line"
 
 
 def _parse_failure(text: str) -> dict[str, Any]:

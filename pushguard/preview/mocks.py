@@ -45,7 +45,7 @@ import importlib
 import os
 import sys
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -322,18 +322,19 @@ def _annotated(state: Any) -> str | None:
     return _text(notes.get(kcc.PROJECT_ANNOTATION)) if isinstance(notes, Mapping) else None
 
 
-def _kcc_project(state: State, provider: Mapping[str, Any]) -> str:
+def _kcc_project(
+    state: State, provider: Mapping[str, Any], registered: Iterable[Mapping[str, Any]]
+) -> str:
     """The project Config Connector creates an object in: its annotation, else its namespace's
-    (a ``Namespace`` registered in this run), else the namespace's name
+    (a ``Namespace`` among the ``registered`` states of this run), else the namespace's name
     (https://cloud.google.com/config-connector/docs/how-to/organizing-resources/project-scoped-resources)."""
     own = _annotated(state)
     if own:
         return own
     placed = WireResource(urn="", type="", name="", props=state, provider_props=provider)
     namespace = kcc.namespace_of(placed)  # the provider's kubeconfig context's too
-    registered = getattr(pulumi_settings.get_monitor(), "resources", {})
-    for entry in registered.values():
-        found = _object(getattr(entry, "state", None))
+    for state_of in registered:
+        found = _object(state_of)
         name = _object(found.get("metadata")).get("name")
         if found.get("kind") == "Namespace" and name == namespace:
             return _annotated(found) or namespace
@@ -452,6 +453,12 @@ class GcpMocks(pulumi.runtime.Mocks):
         state = getattr(registered, "state", None)
         return dict(state) if isinstance(state, Mapping) else {}
 
+    def registered_states(self) -> list[Mapping[str, Any]]:
+        """The states of the resources registered so far in this run (the mock monitor's);
+        an engine that records them itself (:mod:`pushguard.engine`) answers for itself."""
+        registered = getattr(pulumi_settings.get_monitor(), "resources", {})
+        return [getattr(entry, "state", None) or {} for entry in registered.values()]
+
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, State]:
         """ID and state of a new resource, as the provider plans (preview) or creates it.
 
@@ -478,7 +485,7 @@ class GcpMocks(pulumi.runtime.Mocks):
             region = _text(inputs.get(kind.region_key)) or region
             state.setdefault(kind.region_key, region)
         if args.typ in kcc.TYPES:  # Config Connector: annotations, not a provider's project
-            project = _kcc_project(state, provider)
+            project = _kcc_project(state, provider, self.registered_states())
         number = self.project_numbers.get(project, PLACEHOLDER_PROJECT_NUMBER)
         ctx = _Context(name=args.name, inputs=state, project=project, region=region, number=number)
         state = _merge(state, kind.computed(ctx), unknown=preview)

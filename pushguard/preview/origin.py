@@ -27,8 +27,8 @@ class ProgramOrigin(Origin):
     operation = "create"
     run_name = "Preview"
 
-    def __init__(self, project: PulumiProject, stack: str, *, engine: bool = False) -> None:
-        self.project, self.stack, self.engine = project, stack, engine
+    def __init__(self, project: PulumiProject, stack: str) -> None:
+        self.project, self.stack = project, stack
 
     def project_file(self, relative: str) -> Path:
         """``relative`` under the project folder."""
@@ -43,10 +43,8 @@ class ProgramOrigin(Origin):
         return self.project.stack_config_file(self.stack).resolve(), 1
 
     def heading(self, stack: str, pack: str) -> str:
-        """``Previewing STACK with PACK (offline, mock runtime)``; ``(offline, engine
-        protocols)`` when the program ran under :mod:`pushguard.engine`."""
-        how = "engine protocols" if self.engine else "mock runtime"
-        return f"Previewing {stack} with {pack} (offline, {how})\n"
+        """``Previewing STACK with PACK (offline)``."""
+        return f"Previewing {stack} with {pack} (offline)\n"
 
     def resources_phrase(self, count: int) -> str:
         """``N to create``."""

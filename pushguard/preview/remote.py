@@ -29,15 +29,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import logging
 import threading
 from collections.abc import Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pulumi.runtime import config as pulumi_config
-from pulumi.runtime import mocks as pulumi_mocks
-from pulumi.runtime import settings as pulumi_settings
-from pulumi.runtime.proto import provider_pb2, resource_pb2
+from pulumi.runtime.proto import provider_pb2
 
 from pushguard.components.push_subscription import TYPE_TOKEN
 from pushguard.crossguard.not_checked import NotChecked
@@ -58,9 +54,6 @@ construct never waits on another (the program resolves a component's inputs, inc
 component's outputs, before it registers it), so this cannot deadlock."""
 
 _T = TypeVar("_T")
-
-_LOGGER = "pushguard.preview.program"
-"""The logger the mock engine's log collector listens to (:mod:`pushguard.preview.engine`)."""
 
 
 def expands(type_token: str) -> bool:
@@ -99,66 +92,6 @@ def _construct_request(request: Any) -> provider_pb2.ConstructRequest:
     )
 
 
-async def _construct(monitor: Any, request: Any, settings: dict[str, Any]) -> Any:
-    from pulumi.provider.server import ProviderServicer  # noqa: PLC0415
-    from pulumi.runtime.stack import wait_for_rpcs  # noqa: PLC0415
-
-    pulumi_settings.configure(
-        pulumi_mocks.MockSettings(  # type: ignore[no-untyped-call]
-            monitor=monitor,
-            monitor_features=set(settings["monitor_features"]),
-            engine=pulumi_mocks.MockEngine(logging.getLogger(_LOGGER)),
-            project=settings["project"],
-            stack=settings["stack"],
-            dry_run=settings["dry_run"],
-            organization=settings["organization"],
-            callbacks=None,
-        )
-    )
-    pulumi_config.set_all_config(settings["config"], settings["secret_keys"])
-    construct = _construct_request(request)
-    servicer = ProviderServicer(_provider(), [], "")
-    inputs = await servicer._construct_inputs(construct.inputs, construct.inputDependencies)
-    result = _provider().construct(
-        name=construct.name,
-        resource_type=construct.type,
-        inputs=inputs,
-        options=servicer._construct_options(construct),
-    )
-    response = await servicer._construct_response(result)
-    await wait_for_rpcs(await_all_outstanding_tasks=False)
-    return response
-
-
-def construct_in_place(monitor: Any, request: Any) -> Any:
-    """Construct pushguard's remote ``PushSubscription`` as its plugin would, registering the
-    component and its children with ``monitor``; returns the ``RegisterResourceResponse`` the
-    engine gives the program (the component's URN and its outputs).
-
-    Raises:
-        Exception: what the component raised (its refusal of bad inputs, a missing required
-            input), as the failed registration of the program's component.
-    """
-    settings = {
-        "project": pulumi_settings.get_project(),
-        "stack": pulumi_settings.get_stack(),
-        "organization": pulumi_settings.get_organization(),
-        "dry_run": pulumi_settings.is_dry_run(),
-        "monitor_features": pulumi_settings.SETTINGS.monitor_features,
-        # the stack's config, as the engine sends it with ``Construct``
-        "config": dict(pulumi_config.CONFIG.get()),
-        "secret_keys": list(pulumi_config._SECRET_KEYS.get()),  # no public reader
-    }
-    try:
-        response = construct_alone(lambda: _construct(monitor, request, settings), request.name)
-    except BaseException as error:
-        inner = getattr(error, "inner", None)  # the provider's ComponentInitError
-        if isinstance(inner, BaseException):
-            raise inner from None
-        raise
-    return resource_pb2.RegisterResourceResponse(urn=response.urn, object=response.state)
-
-
 def construct_alone(work: Callable[[], Coroutine[Any, Any, _T]], name: str) -> _T:
     """Run ``work()`` on an event loop of its own, in a worker thread named ``construct NAME``,
     one construction at a time (:data:`_CONSTRUCTING`: the SDK's settings are process-wide),
@@ -183,12 +116,6 @@ def construct_alone(work: Callable[[], Coroutine[Any, Any, _T]], name: str) -> _
     if failed:
         raise failed[0]
     return answer[0]
-
-
-def not_expanded_log(type_token: str, urn: str) -> None:
-    """Log (to the program's log) that the remote component ``urn`` of ``type_token`` was not
-    expanded."""
-    logging.getLogger(_LOGGER).warning("%s%s\t%s", NOT_EXPANDED_MARK, type_token, urn)
 
 
 def not_expanded(logs: Iterable[tuple[str, str]]) -> tuple[list[tuple[str, str]], list[str]]:

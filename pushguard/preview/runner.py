@@ -1,9 +1,10 @@
-"""``pushguard preview``: a team's program under the mock runtime, then a policy pack over the
-Analyzer protocol, as ``pulumi preview --policy-pack`` runs them.
+"""``pushguard preview``: a team's program under pushguard's engine (:mod:`pushguard.engine`),
+then a policy pack over the Analyzer protocol, as ``pulumi preview --policy-pack`` runs them.
 
 The steps, each a failure that ends the run with :class:`PreviewError` (exit code 2):
-find the project and the stack's config; read the policy config; run the program in preview mode
-with provider-faithful mocks, recording every registration; start the pack as the CLI does;
+find the project and the stack's config; read the policy config; run the program in its own
+runtime against the engine's ``ResourceMonitor`` at preview, with provider-faithful plans,
+recording every registration; start the pack as the CLI does;
 configure it (schema defaults, the pack's initial config, the file); ``Analyze`` every resource
 with its checked inputs and ``AnalyzeStack`` once with every resource's planned outputs. A
 resource declared with ``import`` is planned and judged as the engine will have it after the
@@ -16,10 +17,8 @@ result model are the gate's (:mod:`pushguard.gate`), shared with ``pushguard ana
 
 from __future__ import annotations
 
-import os
 import re
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,16 +27,13 @@ import grpc
 from pushguard.components.push_subscription import TYPE_TOKEN
 from pushguard.crossguard.routes import MAPPED_SUBSCRIPTION_TYPES
 from pushguard.crossguard.routes.shaped import unjudged_error
+from pushguard.engine.launcher import run_engine
 from pushguard.gate.analyzer import Diagnostic, PackStartError, PolicyPackProcess
 from pushguard.gate.pack import pack_python, resolve_pack_dir
 from pushguard.gate.result import ResourceRecord, StackResult, Violation, sort_violations
 from pushguard.policy.config_file import PolicyConfigError, load_policy_config
 from pushguard.preview.imports import as_imported, import_note, wholly_imported
-from pushguard.preview.isolation import (
-    IsolatedRun,
-    ProgramEndedError,
-    run_isolated,
-)
+from pushguard.preview.isolation import IsolatedRun, ProgramEndedError
 from pushguard.preview.kubernetes_invokes import UNANSWERABLE
 from pushguard.preview.limits import DEFAULT_TIMEOUT
 from pushguard.preview.mocks import GOOGLE_PACKAGES, PLACEHOLDER_PROJECT_NUMBER
@@ -73,7 +69,7 @@ class PreviewOptions:
 def run_preview(options: PreviewOptions) -> StackResult:
     """Run the preview. Returns the result (its ``exit_code`` is 0 or 1).
 
-    The program runs in a child process (:mod:`pushguard.preview.isolation`); the result lists
+    The program runs in its own process and runtime (:mod:`pushguard.engine`); the result lists
     resources by URN and violations by level, policy and URN, so the same input gives the same
     report.
 
@@ -84,7 +80,7 @@ def run_preview(options: PreviewOptions) -> StackResult:
     """
     started = time.perf_counter()
     project, stack, config, secrets = load_stack(options.program_dir, options.stack)
-    origin = ProgramOrigin(project, stack, engine=_runner() is not run_isolated)
+    origin = ProgramOrigin(project, stack)
     result = StackResult(origin, project.name, stack, [], [])
     try:
         file_config = load_policy_config(options.policy_config) if options.policy_config else {}
@@ -112,7 +108,7 @@ def run_preview(options: PreviewOptions) -> StackResult:
         )
         clock = time.perf_counter()
         try:
-            run = _runner()(
+            run = run_engine(
                 project,
                 stack,
                 config=config,
@@ -149,21 +145,6 @@ def run_preview(options: PreviewOptions) -> StackResult:
     if whole := _wholly_imported(result):  # the cloud's push config, unread: never a pass
         raise PreviewError(_wholly_imported_error(whole), result)
     return result
-
-
-ENGINE_VARIABLE = "PUSHGUARD_PREVIEW_ENGINE"
-"""Set to ``protocol`` to run the program under pushguard's engine (:mod:`pushguard.engine`,
-experimental): Pulumi's gRPC protocols, the program in its project's own interpreter."""
-
-
-def _runner() -> Callable[..., IsolatedRun]:
-    """:func:`~pushguard.engine.launcher.run_engine` when :data:`ENGINE_VARIABLE` is
-    ``protocol``, else :func:`~pushguard.preview.isolation.run_isolated` (the default)."""
-    if os.environ.get(ENGINE_VARIABLE, "") == "protocol":
-        from pushguard.engine.launcher import run_engine  # noqa: PLC0415 - only when chosen
-
-        return run_engine
-    return run_isolated
 
 
 def _wholly_imported(result: StackResult) -> list[ResourceRecord]:

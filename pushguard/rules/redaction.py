@@ -111,7 +111,11 @@ def _authority(
     if at > path_end:  # this reading's host is another one's query
         return None
     match = _AUTHORITY_END.search(url, at + 1)
-    return at, at + 1, match.start() if match else len(url)
+    end = match.start() if match else len(url)
+    # As above: a URL that starts inside this reading's authority ("@a'git+ssh://...") ends it.
+    nested = urls.at_or_after(at + 1)
+    spans = _URL_START.match(url, nested) if -1 < nested < end else None
+    return at, at + 1, nested if spans is not None and spans.end() > end else end
 
 
 def _redact_candidate(url: str) -> str:

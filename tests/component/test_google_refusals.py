@@ -14,8 +14,8 @@ import pulumi_gcp as gcp
 import pytest
 
 from pushguard.components import TYPE_TOKEN, PushSubscription, PushSubscriptionInputError
-from pushguard.preview.engine import run_program_capturing
 from tests.helpers import NUMBER, PROJECT, cause, mocks, run, run_failing
+from tests.mock_runtime.engine import run_program_capturing
 
 RUN_URL = "https://orders-3kq2x7ab9c-ew.a.run.app/push"
 SUB = "gcp:pubsub/subscription:Subscription"

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from pushguard.components import TYPE_TOKEN, PushSubscription
 from pushguard.components.ids import account_id, pubsub_id
-from pushguard.preview.engine import run_program
 from tests.helpers import PROJECT, mocks
+from tests.mock_runtime.engine import run_program
 
 PUBSUB_ID = re.compile(r"[A-Za-z][A-Za-z0-9\-_.~+%]{2,254}")
 ACCOUNT_ID = re.compile(r"[a-z](?:[-a-z0-9]{4,28})[a-z0-9]")

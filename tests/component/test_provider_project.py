@@ -106,7 +106,7 @@ def test_without_a_provider_the_stack_config_project_is_used_as_before() -> None
 
 
 def _capturing(program: Callable[[], None], config: dict[str, str]) -> tuple[Any, Any]:
-    from pushguard.preview.engine import run_program_capturing
+    from tests.mock_runtime.engine import run_program_capturing
 
     mocks = GcpMocks(project=PROJECT, project_numbers=NUMBERS)
     return run_program_capturing(program, mocks, config=config, preview=False)

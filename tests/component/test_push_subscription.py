@@ -9,10 +9,10 @@ import pytest
 
 from pushguard.components import TYPE_TOKEN, PushSubscription, PushSubscriptionInputError
 from pushguard.components.ids import account_id, pubsub_id
-from pushguard.preview.engine import run_program_capturing
 from pushguard.preview.mocks import GcpMocks
 from pushguard.rules import RULES_BY_ID
 from tests.helpers import NUMBER, PROJECT, UNKNOWN, cause, run, run_failing, short, unknown_output
+from tests.mock_runtime.engine import run_program_capturing
 
 RUN_URL = "https://orders-3kq2x7ab9c-ew.a.run.app/push"
 SERVICE_URL = "https://orders-3kq2x7ab9c-ew.a.run.app"

@@ -90,8 +90,8 @@ def _judged(violations: list[dict[str, Any]], not_checked: list[dict[str, Any]])
 
 
 def _records(project: str) -> list[Any]:
-    from pushguard.preview.engine import run_program
     from pushguard.preview.mocks import GcpMocks
+    from tests.mock_runtime.engine import run_program
 
     code = compile(_program(project), "__main__.py", "exec")
     run = run_program(

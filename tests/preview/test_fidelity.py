@@ -18,13 +18,13 @@ from typer.testing import CliRunner
 
 from pushguard.cli import app
 from pushguard.gate.result import StackResult
-from pushguard.preview import engine
-from pushguard.preview.engine import run_program_capturing
+from tests.mock_runtime import engine
 from pushguard.preview.mocks import UNKNOWN, UNKNOWN_TEXT, GcpMocks
 from pushguard.preview.origin import PreviewError, ProgramOrigin
 from pushguard.preview.project import find_project, load_project
 from pushguard.preview.stacks import choose_stack, load_stack
 from pushguard.preview.streaming import AnalyzerRequests
+from tests.mock_runtime.engine import run_program_capturing
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
 SECRET_VALUE = "1b47061264138c4ac30d75fd1eb44270"

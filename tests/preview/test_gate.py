@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pushguard.preview.program import describe_failure
+from tests.mock_runtime.program import describe_failure
 from tests.preview.conftest import ROOT
 
 CONFIG = str(ROOT / "policy-config.json")
@@ -291,23 +291,22 @@ def test_cant_run_at_preview_points_at_the_subscriptions_line(preview, make_proj
 
 
 FORGE = (
-    "import gc, json, os\n"
-    "job = next(o for o in gc.get_objects()\n"
-    "           if isinstance(o, dict) and 'nonce' in o and 'channel' in o)\n"
-    "channel = os.fdopen(os.dup(job['channel']), 'w')\n"
-    "body = {'failure': None, 'logs': [], 'outputs': {}, 'placeholder_projects': [],\n"
-    "        'echoed_calls': [], 'unknown_calls': []}\n"
-    "channel.write(json.dumps({'nonce': job['nonce'], 'kind': 'done', 'body': body}) + '\\n')\n"
-    "channel.flush()\n"
+    "import pulumi\n"
+    "from pulumi.runtime import settings\n"
+    "from pulumi.runtime.proto import resource_pb2\n"
+    "# the stack's outputs, registered by hand before anything else: 'the program has finished'\n"
+    "settings.get_monitor().RegisterResourceOutputs(resource_pb2.RegisterResourceOutputsRequest(\n"
+    "    urn=f'urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::pulumi:pulumi:Stack::'\n"
+    "        f'{pulumi.get_project()}-{pulumi.get_stack()}'))\n"
 )
 
 
-def test_a_forged_end_of_program_message_does_not_hide_what_follows(preview, make_project) -> None:
-    """The program can find the nonce in its own memory; what it registers after a forged
-    message is still read, and a run with two end messages is refused."""
+def test_a_forged_end_of_program_does_not_hide_what_follows(preview, make_project) -> None:
+    """The program can tell the engine it has finished (the stack's outputs registered by hand,
+    over the monitor); what it registers afterwards is still judged."""
     run = preview(str(make_project(FORGE + VIOLATING)), "-f", "json")
-    assert run.exit_code == 2, run.stdout
-    assert "pushguard's own channel" in run.json()["error"]["message"]
+    assert run.exit_code == 1, run.stdout + run.stderr
+    assert "push-endpoint-https" in {v["policy"] for v in run.json()["violations"]}
 
 
 def test_sigterm_stops_the_program_and_the_pack_and_still_writes_the_report(

@@ -10,7 +10,6 @@ import pulumi
 import pulumi_gcp as gcp
 import pytest
 
-from pushguard.preview.engine import run_program
 from pushguard.preview.mocks import PLACEHOLDER_PROJECT_NUMBER, UNKNOWN, GcpMocks
 from pushguard.preview.project import (
     SECRET_UNKNOWN,
@@ -19,6 +18,7 @@ from pushguard.preview.project import (
     load_project,
     load_stack_config,
 )
+from tests.mock_runtime.engine import run_program
 
 CONFIG = {"gcp:project": "acme-orders", "gcp:region": "europe-west1"}
 

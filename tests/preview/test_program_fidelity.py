@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pushguard.preview.program import describe_failure
+from tests.mock_runtime.program import describe_failure
 
 PR_CAPBSET_DROP = 24
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from pushguard.preview.engine import run_program
 from pushguard.preview.mocks import GcpMocks
 from tests.helpers import NUMBER, PROJECT
+from tests.mock_runtime.engine import run_program
 from tests.plugin import conftest as plugin_fixtures
 from tests.plugin.test_protocol import EVERYTHING, INPUTS, construct, graph
 from tests.preview.conftest import Invocation

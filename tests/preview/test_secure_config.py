@@ -19,9 +19,9 @@ from pushguard.components import PushSubscription, PushSubscriptionInputError
 from pushguard.components.inputs import merge_resolved, split_inputs
 from pushguard.components.spec import DEFERRED, UNKNOWN_SENTINEL
 from pushguard.crossguard.wire import SECRET_SIG, SIG_KEY
-from pushguard.preview.engine import run_program, run_program_capturing
 from pushguard.preview.project import load_project, load_stack_config
 from tests.helpers import PROJECT, UNKNOWN, mocks
+from tests.mock_runtime.engine import run_program, run_program_capturing
 
 SUB = "gcp:pubsub/subscription:Subscription"
 CIPHERTEXT = "v1:AAAAENpYWhlcnRleHQtb2YtdGhlLWVuZHBvaW50"

@@ -24,8 +24,8 @@ import pulumi
 import pulumi_gcp as gcp
 import pytest
 
-from pushguard.preview.engine import run_program_capturing
 from pushguard.preview.mocks import UNKNOWN, GcpMocks
+from tests.mock_runtime.engine import run_program_capturing
 
 SUB = "gcp:pubsub/subscription:Subscription"
 SA = "push@acme-orders.iam.gserviceaccount.com"

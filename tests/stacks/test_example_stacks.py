@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from pushguard.components import TYPE_TOKEN
-from pushguard.preview.engine import ProgramRun
 from pushguard.preview.mocks import GcpMocks
-from pushguard.preview.program import run_project_program
 from pushguard.preview.project import load_project, load_stack_config
+from tests.mock_runtime.engine import ProgramRun
+from tests.mock_runtime.program import run_project_program
 
 ROOT = Path(__file__).resolve().parents[2]
 SUB = "gcp:pubsub/subscription:Subscription"

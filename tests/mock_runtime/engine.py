@@ -40,8 +40,8 @@ from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from pushguard.crossguard.urn import STACK_TYPE, is_stack_urn
 from pushguard.gate.result import ResourceRecord, Source
-from pushguard.preview import remote
 from pushguard.preview.transforms import TransformError, Transforms
+from tests.mock_runtime import remote
 
 
 def _place(source: Source | None) -> str:
