@@ -1,6 +1,6 @@
 """Fixtures for ``pushguard preview`` under the protocol engine, run as a user runs it: the
-``pushguard`` console script in a subprocess, ``PUSHGUARD_PREVIEW_ENGINE=protocol``, and a
-project whose ``Pulumi.yaml`` names a virtual environment of its own.
+``pushguard`` console script in a subprocess, and a project whose ``Pulumi.yaml`` names a
+virtual environment of its own.
 
 The team's virtual environment is made with ``python -m venv`` in a temporary folder; instead of
 a ``pip install`` (no network here) a ``.pth`` file in its ``site-packages`` puts this checkout
@@ -90,16 +90,13 @@ def team_project(tmp_path: Path, team_venv: Path) -> Callable[..., Path]:
     return make
 
 
-def preview(cwd: Path, *args: str, engine: bool = True, path: str | None = None) -> Run:
-    """``pushguard preview ARGS`` in ``cwd`` through the console script; ``engine``: with
-    ``PUSHGUARD_PREVIEW_ENGINE=protocol`` (else the default runner); ``path``: the ``PATH``."""
+def preview(cwd: Path, *args: str, path: str | None = None) -> Run:
+    """``pushguard preview ARGS`` in ``cwd`` through the console script; ``path``: the
+    ``PATH``."""
     env = {k: v for k, v in os.environ.items() if k not in {"PULUMI_STACK", "PULUMI_CONFIG"}}
     env["PYTHONPATH"] = str(ROOT)
     if path is not None:
         env["PATH"] = path
-    env.pop("PUSHGUARD_PREVIEW_ENGINE", None)
-    if engine:
-        env["PUSHGUARD_PREVIEW_ENGINE"] = "protocol"
     done = subprocess.run(
         [str(PUSHGUARD), "preview", *args],
         cwd=cwd,

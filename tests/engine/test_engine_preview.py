@@ -69,21 +69,31 @@ def _example(tmp_path: Path, venv: Path) -> Path:
     return folder
 
 
+LEGACY_RULES = [
+    ("push-agent-token-creator", "advisory"),
+    ("push-endpoint-https", "mandatory"),
+    ("push-sa-same-project", "mandatory"),
+    ("push-vpcsc-default-url", "mandatory"),
+]
+"""What the example's ``legacy`` stack breaks (README: three mandatory rules and one advisory)."""
+
+
+def judge_example(folder: Path, venv: Path) -> None:
+    """The example stacks of ``folder`` judged as the README says, the program run in
+    ``venv``'s interpreter (the report's notes name it)."""
+    python = str(venv / "bin" / "python")
+    for stack, code, rules in (("dev", 0, []), ("legacy", 1, LEGACY_RULES)):
+        args = ("--stack", stack, "--policy-config", "policy-config.json", "-f", "json")
+        run = preview(folder, *args)
+        assert run.code == code, run.stderr
+        assert _rules(run.json()) == rules
+        assert any(python in note for note in run.json()["notes"]), run.json()["notes"]
+
+
 def test_the_example_stacks_judge_as_before_in_their_own_virtualenv(
     tmp_path: Path, team_venv: Path
 ) -> None:
-    folder = _example(tmp_path, team_venv)
-    python = str(team_venv / "bin" / "python")
-    for stack, code in (("dev", 0), ("legacy", 1)):
-        args = ("--stack", stack, "--policy-config", "policy-config.json", "-f", "json")
-        engine, before = preview(folder, *args), preview(folder, *args, engine=False)
-        assert (engine.code, before.code) == (code, code), engine.stderr
-        assert _rules(engine.json()) == _rules(before.json())
-        assert [r["urn"] for r in engine.json()["resources"]] == [
-            r["urn"] for r in before.json()["resources"]
-        ]
-        assert any(python in note for note in engine.json()["notes"]), engine.json()["notes"]
-    assert ("push-endpoint-https", "mandatory") in _rules(engine.json())
+    judge_example(_example(tmp_path, team_venv), team_venv)
 
 
 def test_a_helper_that_drops_records_cannot_hide_an_http_subscription(

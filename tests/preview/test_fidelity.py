@@ -18,12 +18,12 @@ from typer.testing import CliRunner
 
 from pushguard.cli import app
 from pushguard.gate.result import StackResult
-from tests.mock_runtime import engine
 from pushguard.preview.mocks import UNKNOWN, UNKNOWN_TEXT, GcpMocks
 from pushguard.preview.origin import PreviewError, ProgramOrigin
 from pushguard.preview.project import find_project, load_project
 from pushguard.preview.stacks import choose_stack, load_stack
 from pushguard.preview.streaming import AnalyzerRequests
+from tests.mock_runtime import engine
 from tests.mock_runtime.engine import run_program_capturing
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
