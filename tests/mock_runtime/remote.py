@@ -13,11 +13,12 @@ from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.proto import resource_pb2
 
-from pushguard.preview.remote import (
+from pushguard.preview.remote import (  # noqa: F401 - expands: re-exported for the harness
     NOT_EXPANDED_MARK,
     _construct_request,
     _provider,
     construct_alone,
+    expands,
 )
 
 _LOGGER = "pushguard.preview.program"
