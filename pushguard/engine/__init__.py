@@ -17,7 +17,8 @@ Modules, one job each:
 - :mod:`pushguard.engine.bootstrap`: the script the program's interpreter runs (the language
   host's ``pulumi-language-python-exec``, with pushguard's failure report), public SDK API only;
 - :mod:`pushguard.engine.planner`: the dry-run answers (planned outputs, invokes) from the
-  offline provider knowledge of :mod:`pushguard.preview.mocks`;
+  offline provider knowledge of :mod:`pushguard.preview.mocks`, a function's outputs from its
+  own definition in the installed SDK (:mod:`pushguard.preview.functions`);
 - :mod:`pushguard.engine.recorder`: the record of a run (registrations, logs, outputs, the
   program's failure), thread-safe;
 - :mod:`pushguard.engine.monitor`: the ``ResourceMonitor`` service;
@@ -30,7 +31,7 @@ Modules, one job each:
 Sources (pulumi/pulumi at commit 1b5949891b3cefcb9974752b24a5ecef0acc86c8):
 ``sdk/python/cmd/pulumi-language-python/main.go`` (``Run``, ``constructArguments``,
 ``constructConfig``, ``parseOptions``), ``sdk/python/cmd/pulumi-language-python-exec``,
-``sdk/python/toolchain/{toolchain,pip,uv}.go``, ``pkg/resource/deploy/source_eval.go``
+``sdk/python/toolchain/{toolchain,pip,uv,poetry}.go``, ``pkg/resource/deploy/source_eval.go``
 (``resmon``), ``pkg/resource/deploy/deployment.go`` (``generateURN``),
 ``pkg/host/host_server.go`` (the ``Engine`` service).
 """

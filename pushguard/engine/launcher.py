@@ -185,6 +185,9 @@ def _judge(
         placeholder_projects=sorted(planner.placeholder_projects),
         echoed_calls=sorted(planner.echoed_calls),
         unknown_calls=sorted(planner.unknown_calls),
+        uncarried_outputs={t: sorted(names) for t, names in sorted(planner.uncarried.items())},
+        absent_outputs={t: sorted(names) for t, names in sorted(planner.left_absent.items())},
+        wholly_unknown_calls=sorted(planner.wholly_unknown),
         output=output,
         runtime=runtime.described,
     )

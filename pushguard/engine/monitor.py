@@ -18,7 +18,11 @@ commit 1b5949891b3c), and what this monitor does offline:
 - ``ReadResource``: takes its URN too; offline the provider's ``Read`` cannot run, so the
   response is ``unknown`` (the SDK resolves the outputs as unknown) with the given properties.
 - ``Invoke``: stack invoke transforms, then the offline answer (:func:`~pushguard.engine.
-  planner.answer_invoke`); ``pulumi:pulumi:getResource`` from the engine's own record.
+  planner.answer_invoke`: certain, or unknown, never absent; wholly unknown as
+  ``ResourceInvokeResponse.unknown``); ``pulumi:pulumi:getResource`` from the engine's own record.
+  A custom resource registered after a data source's boolean or number output was answered
+  absent has an unset property of that name unknown (:meth:`~pushguard.engine.planner.
+  EngineMocks.unknown_where_uncarried`).
 - ``RegisterResourceOutputs``: the stack's outputs, or a component's outputs.
 - ``SupportsFeature``: as ``supportsFeatureID``, except ``outputValues`` (answered ``False``:
   the SDK then sends plain values, unknowns and secrets, which is what the engine forwards for a
@@ -44,7 +48,7 @@ from pulumi.runtime.proto import resource_pb2, resource_pb2_grpc
 
 from pushguard.crossguard.urn import STACK_TYPE, is_stack_urn
 from pushguard.engine.construct import ConstructRefusedError, construct
-from pushguard.engine.planner import EngineMocks, answer_invoke, plan_resource
+from pushguard.engine.planner import EngineMocks, InvokeAnswer, answer_invoke, plan_resource
 from pushguard.engine.recorder import DuplicateURNError, Recorder
 from pushguard.gate.result import ResourceRecord, Source
 from pushguard.preview.remote import NOT_EXPANDED_MARK, expands
@@ -61,6 +65,10 @@ FEATURES = {
     "invokeTransforms": True,
 }
 """``SupportsFeature`` answers (any other feature: ``False``)."""
+
+
+PROVIDER_PREFIX = "pulumi:providers:"
+_INVOKE_FIELDS = resource_pb2.ResourceInvokeResponse.DESCRIPTOR.fields_by_name
 
 
 def is_loopback(target: str) -> bool:
@@ -182,6 +190,8 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer):
             self.recorder.log("warning", f"{NOT_EXPANDED_MARK}{request.type}\t{urn}")
             checked, ident, outputs = inputs, "", dict[str, Any]()
         else:
+            if request.custom and not request.type.startswith(PROVIDER_PREFIX):
+                inputs, _ = self.mocks.unknown_where_uncarried(inputs)
             checked, ident, outputs = plan_resource(self.mocks, request, inputs)
         frames = call_stack(request, self.root)
         self.recorder.add(_record(urn, request, checked, outputs, frames), frames)
@@ -230,11 +240,13 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer):
             state = self.recorder.state_of(str(args.get("urn")))
             if state is None:
                 context.abort(grpc.StatusCode.NOT_FOUND, f"unknown resource {args.get('urn')}")
-            answer = {"urn": args.get("urn"), "id": "", "state": state}
+            answered = InvokeAnswer({"urn": args.get("urn"), "id": "", "state": state})
         else:
-            answer = answer_invoke(self.mocks, request.tok, args, request.provider)
+            answered = answer_invoke(self.mocks, request.tok, args, request.provider)
         response = resource_pb2.ResourceInvokeResponse()
-        getattr(response, "return").CopyFrom(_struct(answer))  # a Python keyword
+        getattr(response, "return").CopyFrom(_struct(answered.values))  # a Python keyword
+        if answered.unknown and "unknown" in _INVOKE_FIELDS:
+            response.unknown = True
         return response
 
     def RegisterResourceOutputs(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802

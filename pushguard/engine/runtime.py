@@ -16,14 +16,20 @@ The host reads ``Pulumi.yaml``'s ``runtime.options`` (``parseOptions`` in
 - ``uv``: the ``virtualenv`` if given, else ``.venv`` next to the nearest ``uv.lock`` or
   ``pyproject.toml`` (``newUv`` in ``uv.go``). The host runs ``uv sync`` first; offline,
   pushguard does not (it would reach the package index): the environment must exist.
-- ``poetry``: not yet run by pushguard's engine (the host asks ``poetry env info``); a
-  :class:`RuntimeChoiceError` says so.
+- ``poetry``: the environment ``poetry env info --path`` names, asked in the program folder,
+  with ``poetry`` found on ``PATH`` and at least version 1.8.0 (``poetry --version --no-ansi
+  --no-plugins``); its ``bin/python`` run with it activated (``newPoetry``, ``VirtualEnvPath``,
+  ``Command`` and ``ValidateVenv`` in ``sdk/python/toolchain/poetry.go``). ``virtualenv`` is not
+  read for poetry, as the host does not. The host's ``pulumi install`` runs ``poetry install``;
+  offline, pushguard does not: the environment must exist.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,6 +125,77 @@ def _on_path(environ: Mapping[str, str]) -> ProgramRuntime:
     raise RuntimeChoiceError(f"failed to locate any of {names} on your PATH")
 
 
+MIN_POETRY = (1, 8, 0)
+"""The oldest poetry the language host runs (``minPoetryVersion`` in ``poetry.go``)."""
+
+POETRY_TIMEOUT = 120.0
+"""Seconds a ``poetry`` command may take (it starts a Python interpreter of its own)."""
+
+_POETRY_VERSION = re.compile(r"Poetry \(version (?P<version>\d+\.\d+(?:.\d+)?).*\)")
+"""``validateVersion``'s pattern."""
+
+
+def _poetry_output(argv: list[str], cwd: Path, environ: Mapping[str, str]) -> str:
+    """stdout of a ``poetry`` command, stripped.
+
+    Raises:
+        RuntimeChoiceError: it could not run or exited non-zero (its last line of stderr said).
+    """
+    try:
+        done = subprocess.run(
+            argv,
+            cwd=cwd,
+            env=dict(environ),
+            capture_output=True,
+            text=True,
+            timeout=POETRY_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise RuntimeChoiceError(f"`poetry {' '.join(argv[1:])}` could not run: {error}") from None
+    if done.returncode != 0:
+        lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+        said = f": {lines[-1]}" if lines else ""
+        raise RuntimeChoiceError(
+            f"`poetry {' '.join(argv[1:])}` in {cwd} exited with status {done.returncode}{said}"
+        )
+    return done.stdout.strip()
+
+
+def _poetry(program_dir: Path, environ: Mapping[str, str]) -> ProgramRuntime:
+    """The environment poetry keeps for the project in ``program_dir``, as the host finds it.
+
+    Raises:
+        RuntimeChoiceError: no ``poetry`` on ``PATH``, one older than 1.8.0, or no environment
+            for the project (the message names the folder and says how to create it).
+    """
+    poetry = shutil.which("poetry", path=environ.get("PATH", os.defpath))
+    if poetry is None:
+        raise RuntimeChoiceError(
+            "Could not find `poetry` executable. Install poetry and make sure it is in your PATH, "
+            "or set the toolchain option in Pulumi.yaml to `pip`."
+        )
+    said = _poetry_output([poetry, "--version", "--no-ansi", "--no-plugins"], program_dir, environ)
+    found = _POETRY_VERSION.search(said)
+    if found is None:
+        raise RuntimeChoiceError(f"unexpected output from poetry --version: {said!r}")
+    version = tuple(int(part) for part in re.split(r"\D", found["version"]) if part)
+    if version < MIN_POETRY:
+        raise RuntimeChoiceError(
+            f"poetry version {found['version']} is less than the minimum required version 1.8.0"
+        )
+    try:
+        path = _poetry_output([poetry, "env", "info", "--path"], program_dir, environ)
+    except RuntimeChoiceError as error:
+        raise RuntimeChoiceError(
+            f"poetry has no environment for the project in {program_dir} ({error}); create it "
+            f"with `poetry install` in {program_dir} (pushguard preview installs nothing)"
+        ) from None
+    if not path:
+        raise RuntimeChoiceError("`poetry env info --path` named no virtual environment")
+    return _virtualenv(Path(path), environ, f"poetry's environment for {program_dir}")
+
+
 def resolve_runtime(
     root: Path, program_dir: Path, environ: Mapping[str, str] | None = None
 ) -> ProgramRuntime:
@@ -126,8 +203,8 @@ def resolve_runtime(
     ``program_dir``; ``environ`` defaults to ``os.environ``.
 
     Raises:
-        RuntimeChoiceError: a bad option, a virtual environment that is not there, a toolchain
-            pushguard's engine does not run yet (poetry), no Python on ``PATH``.
+        RuntimeChoiceError: a bad option, a virtual environment that is not there (poetry's
+            included), no usable ``poetry`` for a poetry project, no Python on ``PATH``.
     """
     environ = dict(os.environ if environ is None else environ)
     options = runtime_options(root)
@@ -143,11 +220,7 @@ def resolve_runtime(
         elif _search_up(program_dir, "poetry.lock"):
             toolchain = "poetry"
     if toolchain == "poetry":
-        raise RuntimeChoiceError(
-            "the project uses poetry (toolchain: poetry, or a poetry.lock); pushguard's engine "
-            "does not run poetry environments yet: set runtime.options.virtualenv to the "
-            "environment's folder"
-        )
+        return _poetry(program_dir, environ)
     if toolchain == "uv":
         if option:
             venv = Path(option) if Path(option).is_absolute() else root / option

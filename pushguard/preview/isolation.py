@@ -103,6 +103,14 @@ class IsolatedRun:
     placeholder_projects: list[str] = field(default_factory=list)
     echoed_calls: list[str] = field(default_factory=list)
     unknown_calls: list[str] = field(default_factory=list)
+    uncarried_outputs: dict[str, list[str]] = field(default_factory=dict)
+    """Function token -> the wire names of its boolean and number outputs the engine answered
+    absent, a plain value being unable to carry them as unknown (:mod:`pushguard.engine`)."""
+    absent_outputs: dict[str, list[str]] = field(default_factory=dict)
+    """Function token -> its other outputs the engine answered absent (maps, types not
+    resolved)."""
+    wholly_unknown_calls: list[str] = field(default_factory=list)
+    """The function tokens no installed SDK defines, answered wholly unknown (the engine)."""
     failure: ProgramFailure | None = None
     output: ProgramOutput = field(default_factory=ProgramOutput)
     runtime: str = ""

@@ -39,12 +39,8 @@ https://cloud.google.com/functions/1stgendocs/deploy (1st-gen trigger URL).
 
 from __future__ import annotations
 
-import collections.abc
 import hashlib
-import importlib
 import os
-import sys
-import typing
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -57,6 +53,7 @@ from pushguard.components.limits import function_service_name
 from pushguard.crossguard.resources import WireResource
 from pushguard.crossguard.routes import kcc, native, terraform
 from pushguard.crossguard.urn import package_of, provider_urn
+from pushguard.preview.functions import UNKNOWN_TEXT, answer_at_preview  # noqa: F401 (re-export)
 from pushguard.preview.kubernetes_invokes import YAML_DECODE, decode_yaml
 from pushguard.rules.accounts import service_account_email, service_agent_email
 
@@ -546,27 +543,12 @@ class GcpMocks(pulumi.runtime.Mocks):
         return data_source_at_preview(args.token, args.args)
 
 
-UNKNOWN_TEXT: str = UNKNOWN + UNKNOWN
-"""What a plain data source (``get_*``) answers at preview for a computed string output: a string
-that holds Pulumi's unknown sentinel, as an offline ``secure:`` config value does. It cannot be
-the sentinel itself: the SDK turns a sentinel in an invoke's result into its ``Unknown`` object,
-which the function's typed result refuses (every field is type-checked). Twice, so that a prefix
-cut off (``uri[len("https://"):]``) still leaves a whole sentinel. pushguard's component defers any
-value holding it, and the policy pack and the reports read it as unknown
-(:func:`pushguard.crossguard.wire.holds_unknown`)."""
-
-_NESTING = 4
-"""How deep :func:`data_source_at_preview` builds nested result objects (lists of blocks)."""
-
-
 def data_source_at_preview(token: str, arguments: Mapping[str, Any]) -> State:
     """A plain data source's answer at preview: its ``arguments`` (known, as the program gave
-    them) and every computed output the function's typed result declares (found from ``token``,
-    ``pkg:module/getThing:getThing`` -> ``pulumi_pkg.module.get_thing.GetThingResult``) unknown
-    where Pulumi's Python SDK can carry an unknown in a plain value: strings are
-    :data:`UNKNOWN_TEXT`, lists of strings one such string, nested result blocks a one-element
-    list of a block built the same way. Booleans, numbers and maps cannot hold an unknown and
-    stay absent; so does everything of a function whose result type is not found.
+    them) and every computed output its result type declares unknown where Pulumi's Python SDK
+    can carry an unknown in a plain value (:func:`pushguard.preview.functions.answer_at_preview`,
+    the result type found through the installed SDK's own definition of ``token``); only the
+    arguments for a token no installed SDK defines.
 
     Why not unknown as a whole: a plain invoke's result is a value, not an Output, and the SDK
     hands the program ``None`` for a result the engine declines to serve, which the generated
@@ -575,65 +557,7 @@ def data_source_at_preview(token: str, arguments: Mapping[str, Any]) -> State:
     program derives from it must reach the resources, and the pack, as unknown, never as absent
     (an absent ``pushEndpoint`` would make a push subscription look like a pull one).
     """
-    answer: State = {key: value for key, value in arguments.items() if value is not None}
-    result = _result_type(token)
-    if result is not None:
-        for key, value in _unknown_outputs(result, _NESTING).items():
-            answer.setdefault(key, value)
-    return answer
-
-
-def _result_type(token: str) -> type | None:
-    """The typed result class of function ``token`` in its Pulumi SDK, or ``None``."""
-    package, _, rest = token.partition(":")
-    path, _, function = rest.partition(":")
-    module = path.split("/", 1)[0]
-    if not (package and module and function):
-        return None
-    snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in function)
-    name = f"pulumi_{package.replace('-', '_')}"
-    if module != "index":
-        name += f".{module}"
-    try:
-        found = importlib.import_module(f"{name}.{snake}")
-    except ImportError:
-        return None
-    result = getattr(found, function[0].upper() + function[1:] + "Result", None)
-    return result if isinstance(result, type) else None
-
-
-def _unknown_outputs(cls: type, depth: int) -> State:
-    """Wire name -> unknown value for each property of the output type ``cls`` that can hold
-    one (see :func:`data_source_at_preview`)."""
-    module = sys.modules.get(cls.__module__)
-    namespace = vars(module) if module is not None else {}
-    values: State = {}
-    for attribute in vars(cls).values():
-        getter = attribute.fget if isinstance(attribute, property) else None
-        wire_name = getattr(getter, "_pulumi_name", None)
-        if getter is None or not isinstance(wire_name, str):
-            continue
-        try:
-            hint = typing.get_type_hints(getter, namespace).get("return")
-        except (NameError, TypeError, AttributeError):  # unresolvable: leave it absent
-            continue
-        value = _unknown_of(hint, depth)
-        if value is not None:
-            values[wire_name] = value
-    return values
-
-
-def _unknown_of(hint: Any, depth: int) -> Any:
-    """An unknown value of the annotated type ``hint``, or ``None`` where none can be made."""
-    args = [a for a in typing.get_args(hint) if a is not type(None)]
-    origin = typing.get_origin(hint)
-    if origin is typing.Union and len(args) == 1:
-        return _unknown_of(args[0], depth)
-    if hint is str:
-        return UNKNOWN_TEXT
-    if origin in (list, collections.abc.Sequence) and len(args) == 1:
-        item = _unknown_of(args[0], depth)
-        return None if item is None else [item]
-    if isinstance(hint, type) and depth > 0 and hasattr(hint, "_pulumi_output_type"):
-        return _unknown_outputs(hint, depth - 1) or None
-    return None
+    answer = answer_at_preview(token, arguments)
+    if answer is None:
+        return {key: value for key, value in arguments.items() if value is not None}
+    return answer.values

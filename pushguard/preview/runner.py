@@ -295,7 +295,33 @@ def _notes(run: IsolatedRun) -> list[str]:
     ]
     notes += [
         f"provider function {token} cannot be answered offline: its result is unknown at "
-        "preview (as a value known only after the stack is deployed)"
+        "preview (as a value known only after the stack is deployed)" + _unknown_detail(token, run)
         for token in sorted(unknown)
     ]
     return notes
+
+
+def _unknown_detail(token: str, run: IsolatedRun) -> str:
+    """What the engine could not hand the program as unknown for ``token``."""
+    if token in run.wholly_unknown_calls:
+        return (
+            "; pushguard does not know its outputs (no installed Pulumi SDK defines it), so its "
+            "whole result is unknown, which a plain invoke (get_x rather than get_x_output) "
+            "cannot take"
+        )
+    detail = ""
+    names = run.uncarried_outputs.get(token)
+    if names:
+        detail += (
+            f"; its boolean and number outputs ({', '.join(names)}) cannot reach the program as "
+            "unknown (the SDK's typed result takes only a boolean or a number), so it got none: "
+            "a property of the same name left unset on a resource registered after it is "
+            "judged unknown, anything else built from them is not checked"
+        )
+    absent = run.absent_outputs.get(token)
+    if absent:
+        detail += (
+            f"; its outputs {', '.join(absent)} are absent (a map, or a list of maps, booleans "
+            "or numbers, cannot hold an unknown)"
+        )
+    return detail

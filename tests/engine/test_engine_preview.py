@@ -1,5 +1,5 @@
 """Issue 37, first part: ``pushguard preview`` as an engine over Pulumi's protocols, the program in
-its project's own virtual environment (``PUSHGUARD_PREVIEW_ENGINE=protocol``), run as a user
+its project's own virtual environment, run as a user
 runs it: the ``pushguard`` console script."""
 
 from __future__ import annotations
