@@ -59,11 +59,16 @@ class Recorder:
         """
         with self._lock:
             if urn in self._claimed:
+                # The SDK registers in parallel: which of the two arrives first varies, so the
+                # error names them in the program's order and is placed at the later one.
+                first, second = self._claimed[urn], source
+                if first is not None and second is not None and second < first:
+                    first, second = second, first
                 message = (
                     f"Duplicate resource URN '{urn}'; try giving it a unique name "
-                    f"(registered at {_place(self._claimed[urn])} and again at {_place(source)})"
+                    f"(registered at {_place(first)} and again at {_place(second)})"
                 )
-                frames = [list(source)] if source else []
+                frames = [list(second)] if second else []
                 self._engine_failure("DuplicateResourceURNError", message, frames)
                 raise DuplicateURNError(message)
             self._claimed[urn] = source

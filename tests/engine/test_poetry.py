@@ -104,6 +104,15 @@ def _make_environment(poetry: Path, folder: Path) -> Path:
     return venv
 
 
+@pytest.fixture(autouse=True)
+def outside_any_virtualenv(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Poetry uses an activated virtual environment (``VIRTUAL_ENV``) as the project's, and the
+    language host asks it with the inherited environment (``VirtualEnvPath`` in
+    ``sdk/python/toolchain/poetry.go``): the tests run the preview as from a shell with none
+    active, whatever the test runner's shell has."""
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+
+
 def test_a_poetry_project_runs_in_poetrys_environment(poetry: Path, tmp_path: Path) -> None:
     folder = _project(tmp_path)
     venv = _make_environment(poetry, folder)
