@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pushguard.gate.result import ProgramOutput, ResourceRecord
+from pushguard.gate.unknowns import UnknownOffline
 from pushguard.preview.limits import DEFAULT_TIMEOUT
 from pushguard.preview.program import ProgramFailure
 from pushguard.preview.project import PulumiProject
@@ -116,6 +117,9 @@ class IsolatedRun:
     runtime: str = ""
     """The interpreter that ran the program and how it was chosen, when it was the program's
     own (:mod:`pushguard.engine`); ``""`` for pushguard's child runner."""
+    unknown_reads: list[UnknownOffline] = field(default_factory=list)
+    """Reads the real preview would answer and this run left unknown (a stack reference without
+    given outputs, ``Resource.get``), with their lines (:mod:`pushguard.engine.reads`)."""
 
 
 def _record(body: Mapping[str, Any]) -> ResourceRecord:
