@@ -10,8 +10,9 @@ Three sources besides the engine's reads (:mod:`pushguard.engine.reads`):
   :meth:`pushguard.preview.stacks.LoadedStack.environ`); an inline ``values:`` block, and
   ``pulumiConfig`` given as ``"[secret]"``/``"[unknown]"``, likewise;
 - the data sources (provider functions) the run answered as unknown (the run's
-  ``unknown_calls``; the Python and Node.js SDKs send no source position with an invoke, so
-  these have no line).
+  ``unknown_calls``; the Python and Node.js SDKs send no source position with an invoke,
+  ``sdk/python/lib/pulumi/runtime/invoke.py`` and ``sdk/nodejs/runtime/invoke.ts`` of
+  pulumi/pulumi at commit 1b5949891b3c, so these have no line).
 
 ``unknownAtPreview: enforce`` on any policy of the pack (the same setting that makes a policy's
 undecided value a violation, :class:`pushguard.policy.settings.PackSettings`; Pulumi passes
