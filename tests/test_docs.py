@@ -11,8 +11,9 @@ How each fenced block is checked, by its language tag (an untagged or unknown ta
   ``pushguard`` modules exist; the server commands of docs/receiver-servers.md are run by
   tests/receiver/test_header_limits.py;
 - ``yaml``/``json``: parse; the component's YAML program, the TypeScript program and the sample
-  policy config equal the repository's files; ``pushguard`` commands in a workflow's ``run:``
-  steps parse with the CLI;
+  policy config equal the repository's files; a ``--values`` file passes the preview's check
+  (and tests/engine/test_values_preview.py previews with docs/preview.md's); ``pushguard``
+  commands in a workflow's ``run:`` steps parse with the CLI;
 - ``text``: a ``pushguard`` usage line, the component's error message, or the repository layout.
 """
 
@@ -46,6 +47,7 @@ from pushguard.components import TYPE_TOKEN, PushSubscription, PushSubscriptionI
 from pushguard.components.docs import camel_case, input_rows, inputs_markdown
 from pushguard.components.spec import PLAIN_FIELDS
 from pushguard.crossguard import PACK_DIR
+from pushguard.preview.values import parse_values
 from pushguard.rules import RULES
 from pushguard.rules.docs import rules_markdown
 from tests.helpers import run, run_failing
@@ -287,6 +289,7 @@ PROGRAMS = {
     "python3": "`-c` snippets: their pushguard modules must exist",
     "pip": "package installs",
     "pulumi": "the Pulumi CLI (not available on build machines)",
+    "esc": "the Pulumi ESC CLI (not available on build machines)",
     "gcloud": "Google Cloud CLI (no cloud access on build machines)",
     "git": "clones and refs of the repository (docs/install.md)",
     "spark-submit": "Spark",
@@ -500,6 +503,9 @@ def test_json_example_parses(block: Block) -> None:
     document = json.loads(block.code)
     if block.page == "docs/policy-pack.md":  # the sample policy config, as in the repository
         assert document == json.loads(POLICY_CONFIG.read_text(encoding="utf-8"))
+    if "stackReferences" in document or "environments" in document:  # a --values file
+        given = parse_values(document, block.id)  # tests/engine/test_values_preview.py runs it
+        assert given.stack_references or given.environments
 
 
 def _typescript_tokens(code: str) -> str:

@@ -123,6 +123,15 @@ def preview_command(  # noqa: PLR0917 - typer maps parameters to options
     timeout: Annotated[
         float, typer.Option("--timeout", min=1, max=86400, help="Seconds the program may run.")
     ] = DEFAULT_TIMEOUT,
+    values: Annotated[
+        Path | None,
+        typer.Option(
+            "--values",
+            help="YAML or JSON file of values the real preview reads from Pulumi Cloud: "
+            "stackReferences (`pulumi stack output --json` per stack) and environments "
+            "(`esc open ENV --format json` per ESC environment).",
+        ),
+    ] = None,
     debug: DebugOption = False,
 ) -> None:
     """Preview a Pulumi stack offline and run a policy pack over it, as
@@ -137,14 +146,14 @@ def preview_command(  # noqa: PLR0917 - typer maps parameters to options
     from pushguard.cli.reports import PreviewReport  # noqa: PLC0415 - needs the pulumi extra
     from pushguard.preview.runner import PreviewOptions, run_preview  # noqa: PLC0415
 
-    options = PreviewOptions(program_dir, stack, policy_pack, policy_config, timeout)
+    options = PreviewOptions(program_dir, stack, policy_pack, policy_config, timeout, values)
     report = run_gate(
         "preview",
         lambda: PreviewReport(run_preview(options)),
         PreviewReport.failed,
         debug=debug,
     )
-    finish("preview", report, output_format, output, [policy_config])
+    finish("preview", report, output_format, output, [policy_config, values])
 
 
 @app.command("analyze", cls=UncutCommand)

@@ -78,7 +78,7 @@ class PreviewReport:
         if result is None or not isinstance(result.origin, ProgramOrigin):
             return set()
         project, stack = result.origin.project, result.origin.stack
-        found = {project.root / "Pulumi.yaml", project.stack_config_file(stack)}
+        found = {project.file, project.stack_config_file(stack)}
         found.add(project.entry_point)
         found.update(Path(r.source[0]) for r in result.resources if r.source is not None)
         return {path.resolve() for path in found}

@@ -82,7 +82,7 @@ def construct(
     construct_request.parallel = PARALLEL
     construct_request.monitorEndpoint = address
     servicer = ProviderServicer(_provider(), [], address)
-    try:  # the monitor's thread waits: one construction at a time, as in the in-process path
+    try:  # the monitor's thread waits: one construction at a time
         return construct_alone(
             lambda: servicer.Construct(construct_request, _Context()), request.name
         )

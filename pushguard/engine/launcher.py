@@ -33,6 +33,7 @@ from pulumi.runtime.proto import engine_pb2_grpc, resource_pb2_grpc
 from pushguard.engine.host import Host
 from pushguard.engine.monitor import Monitor
 from pushguard.engine.planner import EngineMocks
+from pushguard.engine.reads import Reads
 from pushguard.engine.recorder import Recorder
 from pushguard.engine.runtime import (
     PARALLEL,
@@ -104,10 +105,15 @@ def run_engine(
     mocks: Mapping[str, Any],
     on_record: Callable[[ResourceRecord], None] | None = None,
     timeout: float = DEFAULT_TIMEOUT,
+    stack_references: Mapping[str, Mapping[str, Any]] | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> IsolatedRun:
     """Run ``project``'s program for ``stack`` under the engine; ``on_record`` sees each
     registration as the engine records it. ``mocks``: :class:`~pushguard.engine.planner.
-    EngineMocks` options (``project``, ``region``, ``project_numbers``, ``providers``).
+    EngineMocks` options (``project``, ``region``, ``project_numbers``, ``providers``);
+    ``stack_references``: the outputs of referenced stacks the team gave
+    (:mod:`pushguard.engine.reads`); ``environ``: the environment the program starts from
+    (default ``os.environ``; the preview's with what the stack's ESC environments set).
 
     Returns the run (``failure`` set when the program raised or called ``sys.exit``).
 
@@ -116,7 +122,9 @@ def run_engine(
             before it finished.
     """
     try:
-        runtime = resolve_runtime(project.root.resolve(), project.entry_point.resolve().parent)
+        runtime = resolve_runtime(
+            project.root.resolve(), project.entry_point.resolve().parent, environ
+        )
     except RuntimeChoiceError as error:
         raise ProgramEndedError(
             f"the program cannot be started: {error}", ProgramOutput()
@@ -124,6 +132,7 @@ def run_engine(
     recorder = Recorder(on_record)
     planner = EngineMocks(recorder.state_of, recorder.states, **dict(mocks))
     monitor = Monitor(recorder, planner, project.name, stack, project.root.resolve())
+    monitor.reads = Reads(stack_references, project.root.resolve())
     monitor.construct_settings.update(config=dict(config), secret_keys=sorted(secret_keys))
     environment = program_environment(config, secret_keys, runtime.environment)
     with (
@@ -147,7 +156,7 @@ def run_engine(
             returncode = child.wait()
             child.stop_group()
         output = ProgramOutput(*_outputs(stdout, stderr))
-    return _judge(
+    run = _judge(
         recorder,
         planner,
         runtime,
@@ -157,6 +166,8 @@ def run_engine(
         timeout=timeout,
         output=output,
     )
+    run.unknown_reads = list(monitor.reads.unknown)
+    return run
 
 
 def _outputs(stdout: Any, stderr: Any) -> tuple[str, str, bool]:

@@ -15,8 +15,11 @@ commit 1b5949891b3c), and what this monitor does offline:
   plugin, which is not here: it is recorded as the component alone and reported as not
   expanded (the preview's "not checked" and exit 2), from this process, whatever the program
   logs or silences.
-- ``ReadResource``: takes its URN too; offline the provider's ``Read`` cannot run, so the
-  response is ``unknown`` (the SDK resolves the outputs as unknown) with the given properties.
+- ``ReadResource``: takes its URN too; a ``StackReference`` whose outputs the team gave is
+  answered with them, as the builtin provider reads the stack; otherwise the provider's
+  ``Read`` cannot run offline, so the response is ``unknown`` (the SDK resolves the outputs as
+  unknown) with the given properties, and the read is recorded as unknown offline, with its
+  line (:mod:`pushguard.engine.reads`).
 - ``Invoke``: stack invoke transforms, then the offline answer (:func:`~pushguard.engine.
   planner.answer_invoke`: certain, or unknown, never absent; wholly unknown as
   ``ResourceInvokeResponse.unknown``); ``pulumi:pulumi:getResource`` from the engine's own record.
@@ -49,6 +52,7 @@ from pulumi.runtime.proto import resource_pb2, resource_pb2_grpc
 from pushguard.crossguard.urn import STACK_TYPE, is_stack_urn
 from pushguard.engine.construct import ConstructRefusedError, construct
 from pushguard.engine.planner import EngineMocks, InvokeAnswer, answer_invoke, plan_resource
+from pushguard.engine.reads import Reads
 from pushguard.engine.recorder import DuplicateURNError, Recorder
 from pushguard.gate.result import ResourceRecord, Source
 from pushguard.preview.remote import NOT_EXPANDED_MARK, expands
@@ -145,6 +149,8 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer):
         }
         """``project``, ``stack``, ``config`` and ``secret_keys`` for a ``Construct``."""
         self._constructed: set[str] = set()
+        self.reads = Reads()
+        """The answers to reads, and the reads left unknown offline."""
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
         """The engine's URN for a resource (``generateURN``)."""
@@ -218,12 +224,18 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer):
         return resource_pb2.RegisterResourceResponse(urn=response.urn, object=response.state)
 
     def ReadResource(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
-        """A read takes its URN; its result is unknown offline."""
+        """A read takes its URN; its result is the given stack outputs, else unknown offline."""
         urn = self.make_urn(request.parent, request.type, request.name)
         try:
             self.recorder.claim(urn, _source(request))
         except DuplicateURNError as error:
             context.abort(grpc.StatusCode.ALREADY_EXISTS, str(error))
+        answer = self.reads.answer(request)
+        if answer is not None:
+            known = resource_pb2.ReadResourceResponse(urn=urn, properties=_struct(answer))
+            if "id" in resource_pb2.ReadResourceResponse.DESCRIPTOR.fields_by_name:
+                known.id = request.id
+            return known
         response = resource_pb2.ReadResourceResponse(urn=urn, properties=request.properties)
         if "unknown" in resource_pb2.ReadResourceResponse.DESCRIPTOR.fields_by_name:
             response.unknown = True

@@ -58,8 +58,10 @@ class ProgramRuntime:
 
 
 def runtime_options(root: Path) -> dict[str, Any]:
-    """``runtime.options`` of the project file in ``root`` (``{}`` when there are none)."""
-    for name in ("Pulumi.yaml", "Pulumi.yml"):
+    """``runtime.options`` of the project file in ``root`` (``{}`` when there are none); the
+    project file is the first of ``Pulumi.json``, ``Pulumi.yaml``, ``Pulumi.yml``, as the CLI
+    looks for it (:func:`pushguard.preview.project.project_file`)."""
+    for name in ("Pulumi.json", "Pulumi.yaml", "Pulumi.yml"):
         path = root / name
         if path.is_file():
             data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}

@@ -224,11 +224,12 @@ def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
 def redact_result(result: StackResult) -> StackResult:
     """A copy of ``result`` fit for any report: every value a report shows passed through one
     :meth:`Redactor.for_result` (resource inputs and outputs, stack outputs: the value rule),
-    every text (violation messages and exception reasons, what was not checked, notes, logs,
-    the program's output: the text rule), every resource name and URN (a resource named after a
-    URL with a password is shown without it; the same URN always redacts to the same text, so
-    the copy's references still match). Remediations are the pack's static text: URL
-    credentials only. Source positions are kept. The reports render only this copy."""
+    every text (violation messages and exception reasons, what was not checked, what is
+    unknown offline, notes, logs, the program's output: the text rule), every resource name
+    and URN (a resource named after a URL with a password is shown without it; the same URN
+    always redacts to the same text, so the copy's references still match). Remediations are
+    the pack's static text: URL credentials only. Source positions are kept. The reports
+    render only this copy."""
     r = Redactor.for_result(result)
     output = result.program_output
     return dataclasses.replace(
@@ -243,6 +244,10 @@ def redact_result(result: StackResult) -> StackResult:
         google_managed=[
             dataclasses.replace(m, urn=r.urn(m.urn) if m.urn else m.urn, reason=r.text(m.reason))
             for m in result.google_managed
+        ],
+        unknown_offline=[
+            dataclasses.replace(u, name=r.text(u.name), message=r.text(u.message))
+            for u in result.unknown_offline
         ],
         call_stacks={r.urn(urn): frames for urn, frames in result.call_stacks.items()},
         outputs=r.value(result.outputs),

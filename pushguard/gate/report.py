@@ -80,6 +80,11 @@ def repository_root(path: Path) -> Path | None:
     return None
 
 
+def relative_path(path: Path) -> str:
+    """:func:`_relative`, for the other reports (SARIF)."""
+    return _relative(path)
+
+
 def _relative(path: Path) -> str:
     """``path`` relative to its repository's top level (how code scanning resolves SARIF URIs,
     whatever folder the command ran from); outside a repository, relative to the working
@@ -243,7 +248,9 @@ def to_json(result: StackResult) -> dict[str, Any]:
     ``findingId``, ``message``, ``remediation``, ``location``, ``exception``: ``null`` or
     ``state``/``reason``/``expires``, and ``change`` against a baseline; by level, policy and
     URN), ``notChecked``, ``googleManaged`` (``urn``, ``product``, ``reason``, ``location``:
-    the subscriptions Google manages, which no policy judged), ``outputs``
+    the subscriptions Google manages, which no policy judged), ``unknownOffline`` (``kind``,
+    ``name``, ``message``, ``location`` or ``null``: what the real preview would know,
+    :mod:`pushguard.gate.unknowns`), ``outputs``
     (the stack outputs), ``programOutput`` (``stdout``, ``stderr``, ``truncated``), ``notes``,
     ``logs`` and ``summary``. Deterministic: the same preview gives the same bytes (timings are
     not part of it)."""
@@ -273,6 +280,10 @@ def to_json(result: StackResult) -> dict[str, Any]:
                 "location": dict(zip(("path", "line"), location(result, m.urn), strict=True)),
             }
             for m in result.google_managed
+        ],
+        "unknownOffline": [
+            u.to_json(_relative, lambda text: message_text(text, names))
+            for u in result.unknown_offline
         ],
         "outputs": result.outputs,
         "programOutput": {
@@ -478,6 +489,7 @@ def render_text(result: StackResult, console: Console) -> None:
             path, line = location(result, m.urn)
             console.print(f"  [bold]{shown(m.product)}[/]  [dim]{shown(path)}:{line}[/]")
             console.print(f"    {shown(m.reason)}")
+    _unknown_offline(result, console)
     for note in result.notes:
         console.print(f"\n[dim]note: {shown(note)}[/]")
     render_program_output(result, console)
@@ -486,6 +498,17 @@ def render_text(result: StackResult, console: Console) -> None:
         for name, value in result.outputs.items():
             console.print(f"    {shown(name)}: {shown(json.dumps(value))}")
     console.print(f"\n{summary_line(result)}")
+
+
+def _unknown_offline(result: StackResult, console: Console) -> None:
+    """The "Unknown offline" section (:mod:`pushguard.gate.unknowns`), when there is one."""
+    if result.unknown_offline:
+        console.print(f"\n[bold]Unknown offline ({len(result.unknown_offline)})[/]")
+    for u in result.unknown_offline:
+        place = u.location(_relative)
+        where = f"  [dim]{shown(place['path'])}:{place['line']}[/]" if place else ""
+        console.print(f"  [bold]{shown(u.kind)}[/] {shown(u.name)}{where}")
+        console.print(f"    {shown(u.message)}")
 
 
 def render_program_output(result: StackResult, console: Console) -> None:

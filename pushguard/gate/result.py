@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 from pushguard.crossguard.google_managed_note import GoogleManagedEntry
 from pushguard.crossguard.not_checked import NotChecked
+from pushguard.gate.unknowns import UnknownOffline
 from pushguard.policy.exceptions import Excepted
 
 LEVEL_ORDER = {"mandatory": 0, "advisory": 1}
@@ -222,6 +223,10 @@ class StackResult:
     nothing decides later, where the policy config asked for that to fail
     (``unknownAtPreview: enforce``): ``pushguard analyze`` of a state whose value is encrypted.
     They make the run incomplete: exit 2, naming each (:attr:`exit_code`)."""
+    unknown_offline: list[UnknownOffline] = field(default_factory=list)
+    """What the real ``pulumi preview`` would know and this run did not (a stack reference's
+    outputs, a data source's result, an ESC environment's values), in report order
+    (:mod:`pushguard.gate.unknowns`)."""
     timings: dict[str, float] = field(default_factory=dict)
     """Seconds: ``program``; ``pack_start`` and ``configure`` (in the pack's thread, alongside
     the program); ``analyze`` (the wait for ``Analyze`` answers after the program);

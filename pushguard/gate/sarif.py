@@ -11,7 +11,8 @@ a hash of policy, URN and message). A finding under an active exception carries 
 external ``suppressions`` entry with its reason and expiry. A result or not-checked note about a
 resource the engine imports says so: its resource is labelled ``TYPE NAME (import)`` and it
 carries ``properties.operation`` ``import`` (SARIF 2.1.0 section 3.8, property bags). A
-subscription Google manages, which no policy judged, is an execution note, not a result.
+subscription Google manages, which no policy judged, is an execution note, not a result, and so
+is each value the real preview would know that the run did not (``unknown-offline``).
 ``automationDetails.id`` is ``pushguard-preview/PROJECT/STACK/`` so each stack is its own
 analysis category. Sources: https://docs.oasis-open.org/sarif/sarif/v2.1.0/sarif-v2.1.0.html and
 https://docs.github.com/en/code-security/code-scanning/integrating-with-code-scanning/sarif-support-for-code-scanning
@@ -34,11 +35,13 @@ from pushguard.gate.report import (
     call_stack,
     location,
     message_text,
+    relative_path,
     resource_label,
     unprintable_names,
     urn_operation,
 )
 from pushguard.gate.result import PolicyMeta, StackResult, Violation
+from pushguard.gate.unknowns import UNKNOWN_OFFLINE, UnknownOffline
 from pushguard.rules.google_managed import GOOGLE_MANAGED
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -206,7 +209,35 @@ def _invocation(result: StackResult, names: list[str], index: dict[str, int]) ->
             _google_managed(result, m) for m in result.google_managed
         )
         invocation["properties"] = {"googleManaged": len(result.google_managed)}
+    if result.unknown_offline:
+        invocation.setdefault("toolExecutionNotifications", []).extend(
+            _unknown_offline(u, names) for u in result.unknown_offline
+        )
+        invocation.setdefault("properties", {})["unknownOffline"] = len(result.unknown_offline)
     return invocation
+
+
+def _unknown_offline(item: UnknownOffline, names: list[str]) -> dict[str, Any]:
+    """A value the real preview would know, unknown offline (:mod:`pushguard.gate.unknowns`),
+    as a note (SARIF 2.1.0 section 3.58) with the descriptor ``unknown-offline`` at its source
+    line when there is one: never a result, the run's gap named."""
+    note: dict[str, Any] = {
+        "level": "note",
+        "descriptor": {"id": UNKNOWN_OFFLINE},
+        "message": {"text": message_text(item.message, names)},
+        "properties": {"kind": item.kind, "name": item.name},
+    }
+    place = item.location(relative_path)
+    if place is not None:
+        note["locations"] = [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": uri(place["path"])},
+                    "region": {"startLine": place["line"]},
+                }
+            }
+        ]
+    return note
 
 
 def _google_managed(result: StackResult, item: GoogleManagedEntry) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pushguard.gate.result import ProgramOutput, ResourceRecord
+from pushguard.gate.unknowns import UnknownOffline
 from pushguard.preview.program import ProgramFailure
 
 OUTPUT_LIMIT = 1 << 20
@@ -116,6 +117,9 @@ class IsolatedRun:
     runtime: str = ""
     """The interpreter that ran the program and how it was chosen
     (:class:`pushguard.engine.runtime.ProgramRuntime`'s ``described``)."""
+    unknown_reads: list[UnknownOffline] = field(default_factory=list)
+    """Reads the real preview would answer and this run left unknown (a stack reference without
+    given outputs, ``Resource.get``), with their lines (:mod:`pushguard.engine.reads`)."""
 
 
 def _read_output(handle: Any) -> tuple[str, bool]:

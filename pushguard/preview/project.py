@@ -1,9 +1,21 @@
 """Finding a Pulumi project and reading a stack's config the way the Pulumi CLI does.
 
-``Pulumi.yaml`` names the program (``main``, default the project folder), where stack config
-files live (``stackConfigDir``) and project-level config defaults (``config:``, each a value or
-``{default: ...}``); ``Pulumi.<stack>.yaml`` holds ``config:`` with keys namespaced
-``namespace:key`` (bare keys belong to the project), laid over the defaults. Structured values
+The project file is ``Pulumi.json``, ``Pulumi.yaml`` or ``Pulumi.yml``, searched in that order
+(``findProjectInDir`` with ``encoding.Exts`` in ``sdk/go/common/workspace/paths.go`` and
+``sdk/go/common/encoding/marshal.go`` of pulumi/pulumi, commit 1b5949891b3c). It names the
+program (``main``, default the project folder), where stack config files live
+(``stackConfigDir``, or its old spelling ``config: DIR``:
+``RewriteConfigPathIntoStackConfigDir`` in ``sdk/go/common/workspace/project.go``) and
+project-level config defaults (``config:``, each a value or ``{default: ...}``).
+
+A stack's config file is ``Pulumi.<stack><ext>`` with the *project file's* extension, in
+``stackConfigDir`` when set, else next to the project file (``ProjectStackPath`` in
+``paths.go``): a project with ``Pulumi.yml`` reads ``Pulumi.dev.yml``, never a leftover
+``Pulumi.dev.yaml``. It holds ``config:`` with keys namespaced ``namespace:key`` (bare keys
+belong to the project). The stack's config is the project's defaults, under the config of the
+Pulumi ESC environments it imports (``pulumiConfig``, when their values are given:
+:mod:`pushguard.preview.environments`), under the stack file's own (``mergeConfig`` in
+``pkg/workspace/config.go``: the stack file wins, objects merged key by key). Structured values
 are passed to the program as JSON text, as the CLI does.
 
 ``secure:`` values (also inside structured values) are secrets that cannot be decrypted without
@@ -40,23 +52,31 @@ class ProjectError(ValueError):
 @dataclass(frozen=True)
 class PulumiProject:
     """A Pulumi project: its name, folder, program (a folder with ``__main__.py``, or a file),
-    stack config folder and project-level config defaults (``{"namespace:key": value}``)."""
+    stack config folder, project-level config defaults (``{"namespace:key": value}``) and the
+    extension of its project file (``.yaml``, ``.yml`` or ``.json``), which its stack config
+    files share."""
 
     name: str
     root: Path
     main: Path
     stack_config_dir: Path
     config_defaults: Mapping[str, Any] = field(default_factory=dict)
+    extension: str = ".yaml"
+
+    @property
+    def file(self) -> Path:
+        """The project file, ``Pulumi<extension>``."""
+        return self.root / f"Pulumi{self.extension}"
 
     def stack_config_file(self, stack: str) -> Path:
-        """``Pulumi.<stack>.yaml`` in the stack config folder."""
-        return self.stack_config_dir / f"Pulumi.{stack}.yaml"
+        """``Pulumi.<stack><extension>`` in the stack config folder (``ProjectStackPath``)."""
+        return self.stack_config_dir / f"Pulumi.{stack}{self.extension}"
 
     def stacks(self) -> list[str]:
-        """The stacks that have a config file, sorted."""
+        """The stacks that have a config file (of the project file's extension), sorted."""
         return sorted(
-            path.name[len("Pulumi.") : -len(".yaml")]
-            for path in self.stack_config_dir.glob("Pulumi.*.yaml")
+            path.name[len("Pulumi.") : -len(self.extension)]
+            for path in self.stack_config_dir.glob(f"Pulumi.*{self.extension}")
         )
 
     @property
@@ -65,30 +85,41 @@ class PulumiProject:
         return self.main if self.main.is_file() else self.main / "__main__.py"
 
 
+PROJECT_EXTENSIONS = (".json", ".yaml", ".yml")
+"""The project file's extensions, in the order the CLI tries them (``encoding.Exts``)."""
+
+
+def project_file(folder: Path) -> Path | None:
+    """The project file in ``folder``: ``Pulumi.json``, ``Pulumi.yaml`` or ``Pulumi.yml``, the
+    first that exists in that order (``findProjectInDir``), or ``None``."""
+    for extension in PROJECT_EXTENSIONS:
+        path = folder / f"Pulumi{extension}"
+        if path.is_file():
+            return path
+    return None
+
+
 def find_project(start: Path) -> Path:
-    """The nearest folder at or above ``start`` with a ``Pulumi.yaml``, as the CLI searches.
+    """The nearest folder at or above ``start`` with a project file, as the CLI searches.
 
     Raises:
         ProjectError: none up to the file system root.
     """
     start = start.resolve()
     for folder in (start, *start.parents):
-        if (folder / "Pulumi.yaml").is_file() or (folder / "Pulumi.yml").is_file():
+        if project_file(folder) is not None:
             return folder
     raise ProjectError(f"no Pulumi.yaml in {start} or any folder above it")
 
 
 def load_project(folder: Path) -> PulumiProject:
-    """Read ``Pulumi.yaml`` (or ``Pulumi.yml``) in ``folder``.
+    """Read the project file in ``folder`` (:func:`project_file`).
 
     Raises:
         ProjectError: no project file, or one without a ``name``.
     """
-    for candidate in ("Pulumi.yaml", "Pulumi.yml"):
-        path = folder / candidate
-        if path.is_file():
-            break
-    else:
+    path = project_file(folder)
+    if path is None:
         raise ProjectError(f"no Pulumi.yaml in {folder}")
     data = _read_yaml(path)
     name = data.get("name")
@@ -96,10 +127,23 @@ def load_project(folder: Path) -> PulumiProject:
         raise ProjectError(f"{path}: 'name' is required")
     _require_python(path, data.get("runtime"))
     main = folder / str(data.get("main") or ".")
+    config = data.get("config") or {}
+    if isinstance(config, str):  # the old spelling of stackConfigDir
+        if data.get("stackConfigDir"):
+            raise ProjectError(
+                f"{path}: use only stackConfigDir, not both config and stackConfigDir, to name "
+                "the stack config folder"
+            )
+        data["stackConfigDir"], config = config, {}
     stack_dir = folder / str(data.get("stackConfigDir") or ".")
-    defaults = _config_defaults(path, name, data.get("config") or {})
+    defaults = _config_defaults(path, name, config)
     project = PulumiProject(
-        name=name, root=folder, main=main, stack_config_dir=stack_dir, config_defaults=defaults
+        name=name,
+        root=folder,
+        main=main,
+        stack_config_dir=stack_dir,
+        config_defaults=defaults,
+        extension=path.suffix,
     )
     if not project.entry_point.is_file():
         raise ProjectError(f"{path}: the program {project.entry_point} does not exist")
@@ -123,33 +167,6 @@ def _require_python(path: Path, runtime: Any) -> None:
         "`pulumi preview --policy-pack` with pushguard's pack, or `pushguard analyze` on the "
         "stack's state (`pulumi stack export`)"
     )
-
-
-def stack_environments(project: PulumiProject, stack: str) -> list[str]:
-    """The Pulumi ESC environments the stack file imports (``environment:`` as a list of names,
-    or ``{imports: [...]}``), in their order; ``[]`` without a stack file or imports. They
-    cannot be resolved offline (https://www.pulumi.com/docs/esc/integrations/infrastructure/pulumi-iac/).
-
-    Raises:
-        ProjectError: the stack file is malformed.
-    """
-    path = project.stack_config_file(stack)
-    if not path.is_file():
-        return []
-    raw = _read_yaml(path).get("environment")
-    if isinstance(raw, dict):
-        raw = raw.get("imports")
-    if isinstance(raw, str):
-        raw = [raw]
-    if not isinstance(raw, list):
-        return []
-    names = []
-    for entry in raw:  # an import is a name, or a mapping of one name to options
-        if isinstance(entry, dict):
-            names += [str(key) for key in entry]
-        elif entry is not None:
-            names.append(str(entry))
-    return names
 
 
 def _full_key(project: str, key: str) -> str:
@@ -182,8 +199,14 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
-def load_stack_config(project: PulumiProject, stack: str) -> tuple[dict[str, str], set[str]]:
-    """The stack's config as the runtime takes it, and the keys whose values are secrets.
+def load_stack_config(
+    project: PulumiProject, stack: str, environment: Mapping[str, Any] | None = None
+) -> tuple[dict[str, str], set[str]]:
+    """The stack's config as the runtime takes it, and the keys whose values are secrets:
+    the project's defaults, under ``environment`` (the ``pulumiConfig`` of the ESC environments
+    the stack imports, keys as written: :mod:`pushguard.preview.environments`), under the stack
+    file's ``config:`` (its value wins; where both are objects they are merged key by key, as
+    ``mergeConfig`` merges them).
 
     Returns ``({"namespace:key": text}, {secret keys})``; text is the string value, or JSON for
     numbers, booleans, lists and mappings.
@@ -200,16 +223,32 @@ def load_stack_config(project: PulumiProject, stack: str) -> tuple[dict[str, str
         raise ProjectError(f"{path}: 'config' must be a mapping")
     values: dict[str, str] = {}
     secrets: set[str] = set()
-    merged = {
-        **project.config_defaults,
-        **{_full_key(project.name, str(key)): value for key, value in raw.items()},
+    from_environment = {
+        _full_key(project.name, str(key)): value for key, value in (environment or {}).items()
     }
+    merged = {**project.config_defaults, **from_environment}
+    for key, value in raw.items():
+        full = _full_key(project.name, str(key))
+        merged[full] = (
+            _merge_object(value, from_environment[full]) if full in from_environment else value
+        )
     for full, value in merged.items():
         plain, secret = _unknown_secure(value)
         if secret:
             secrets.add(full)
         values[full] = plain if isinstance(plain, str) else json.dumps(plain)
     return values, secrets
+
+
+def _merge_object(value: Any, base: Any) -> Any:
+    """``value`` merged over ``base`` where both are mappings, member by member; else
+    ``value`` (``object.Merge`` in ``sdk/go/common/resource/config/object.go``)."""
+    if isinstance(value, dict) and isinstance(base, dict):
+        merged = dict(base)
+        for key, item in value.items():
+            merged[key] = _merge_object(item, merged.get(key))
+        return merged
+    return value
 
 
 def _unknown_secure(value: Any) -> tuple[Any, bool]:

@@ -21,6 +21,7 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import grpc
 
@@ -31,22 +32,31 @@ from pushguard.engine.launcher import run_engine
 from pushguard.gate.analyzer import Diagnostic, PackStartError, PolicyPackProcess
 from pushguard.gate.pack import pack_python, resolve_pack_dir
 from pushguard.gate.result import ResourceRecord, StackResult, Violation, sort_violations
-from pushguard.policy.config_file import PolicyConfigError, load_policy_config
+from pushguard.gate.unknowns import UnknownOffline, sorted_unknowns
+from pushguard.policy.config_file import PolicyConfig, PolicyConfigError, load_policy_config
 from pushguard.preview.imports import as_imported, import_note, wholly_imported
 from pushguard.preview.isolation import IsolatedRun, ProgramEndedError
 from pushguard.preview.kubernetes_invokes import UNANSWERABLE
 from pushguard.preview.limits import DEFAULT_TIMEOUT
 from pushguard.preview.mocks import GOOGLE_PACKAGES, PLACEHOLDER_PROJECT_NUMBER
+from pushguard.preview.offline import (
+    call_unknowns,
+    enforce_error,
+    enforcing,
+    environment_unknowns,
+)
 from pushguard.preview.origin import PreviewError, ProgramOrigin
 from pushguard.preview.program import ProgramFailure
 from pushguard.preview.remote import not_checked, not_expanded, not_expanded_error
 from pushguard.preview.stacks import (
+    LoadedStack,
     default_provider_config,
-    load_stack,
     project_numbers,
+    read_stack,
     stack_notes,
 )
 from pushguard.preview.streaming import AnalyzerRequests, StreamingAnalysis
+from pushguard.preview.values import GivenValues, ValuesError, load_values
 from pushguard.rules.identity import finding_id
 
 _RULE_TAG = re.compile(r"\s*\[(?P<rule>[a-z0-9-]+)\]$")
@@ -57,13 +67,15 @@ class PreviewOptions:
     """``program_dir``: a folder at or under a Pulumi project (default: the current folder);
     ``stack``: default the only stack with a config file; ``policy_pack``: a pack folder
     (default pushguard's own); ``policy_config``: a policy config JSON file; ``timeout``:
-    seconds the program may run."""
+    seconds the program may run; ``values``: the ``--values`` file (stack references' outputs,
+    ESC environments' values: :mod:`pushguard.preview.values`)."""
 
     program_dir: Path | None = None
     stack: str | None = None
     policy_pack: Path | None = None
     policy_config: Path | None = None
     timeout: float = DEFAULT_TIMEOUT
+    values: Path | None = None
 
 
 def run_preview(options: PreviewOptions) -> StackResult:
@@ -79,7 +91,9 @@ def run_preview(options: PreviewOptions) -> StackResult:
             killed); ``PreviewError.result`` then holds what was known (for the report).
     """
     started = time.perf_counter()
-    project, stack, config, secrets = load_stack(options.program_dir, options.stack)
+    given = _given(options.values)
+    loaded = read_stack(options.program_dir, options.stack, given.environments)
+    project, stack, config, secrets = loaded.project, loaded.stack, loaded.config, loaded.secrets
     origin = ProgramOrigin(project, stack)
     result = StackResult(origin, project.name, stack, [], [])
     try:
@@ -88,23 +102,14 @@ def run_preview(options: PreviewOptions) -> StackResult:
         raise PreviewError(str(error), result) from None
     pack_dir = resolve_pack_dir(options.policy_pack)
     python = pack_python(pack_dir)
-
-    mocks = {
-        "project": config.get("gcp:project"),
-        "region": config.get("gcp:region"),
-        "project_numbers": project_numbers(config, file_config),
-        "providers": {
-            package: default_provider_config(package, config)
-            for package in (*GOOGLE_PACKAGES, "kubernetes")
-            if package != "gcp"
-        },
-    }
+    environ = loaded.environ()
+    mocks = _mocks(config, file_config, environ)
     pack = PolicyPackProcess(pack_dir, python=python)
     pack.start()  # the pack imports while the program runs, as with the CLI
     try:
         source = str(options.policy_config or "")
         stream = StreamingAnalysis(
-            pack, AnalyzerRequests(project, stack, config), file_config, source
+            pack, AnalyzerRequests(project, stack, config, environ), file_config, source
         )
         clock = time.perf_counter()
         try:
@@ -116,6 +121,8 @@ def run_preview(options: PreviewOptions) -> StackResult:
                 mocks=mocks,
                 on_record=lambda record: stream.submit(as_imported(record)),
                 timeout=options.timeout,
+                stack_references=given.stack_references,
+                environ=environ,
             )
         except ProgramEndedError as ended:
             stream.stop()
@@ -123,7 +130,9 @@ def run_preview(options: PreviewOptions) -> StackResult:
             raise PreviewError(str(ended), result) from None
         timings = {"program": time.perf_counter() - clock}
         _fill(result, run)
-        result.notes += stack_notes(project, stack, config)
+        result.unknown_offline = _unknowns(loaded, run)
+        result.notes += stack_notes(config, environ)
+        result.notes += _unused(loaded, given)
         diagnostics = _finish(stream, run.failure, result, timings)
     finally:
         pack.close()
@@ -132,6 +141,19 @@ def run_preview(options: PreviewOptions) -> StackResult:
     result.violations = sort_violations([*result.violations, *found])
     timings["total"] = time.perf_counter() - started
     result.timings = timings
+    _refuse_unseen(result, run, enforcing(stream.session.resolved))
+    return result
+
+
+def _refuse_unseen(result: StackResult, run: IsolatedRun, enforced: list[str]) -> None:
+    """End the run with :class:`PreviewError` (exit 2) where part of the stack was not seen:
+    an unexpanded remote component, a provider function that creates resources, a push config
+    the pack cannot read, a wholly imported subscription, and, under ``unknownAtPreview:
+    enforce`` (the ``enforced`` policies), any value the real preview would know.
+
+    Raises:
+        PreviewError: the first of those found, with ``result``.
+    """
     unexpanded = not_expanded(run.logs)[1]
     if unexpanded:  # what the engine would construct is not known: never a pass
         result.not_checked = [*result.not_checked, *not_checked(unexpanded)]
@@ -144,7 +166,66 @@ def run_preview(options: PreviewOptions) -> StackResult:
         raise PreviewError(unread, result)
     if whole := _wholly_imported(result):  # the cloud's push config, unread: never a pass
         raise PreviewError(_wholly_imported_error(whole), result)
-    return result
+    if result.unknown_offline and enforced:  # asked to judge every value: never a pass
+        raise PreviewError(enforce_error(result.unknown_offline, enforced), result)
+
+
+def _given(path: Path | None) -> GivenValues:
+    """The ``--values`` file's values (none without one).
+
+    Raises:
+        PreviewError: the file cannot be used (:class:`~pushguard.preview.values.ValuesError`).
+    """
+    try:
+        return load_values(path) if path else GivenValues()
+    except ValuesError as error:
+        raise PreviewError(str(error)) from None
+
+
+def _mocks(
+    config: dict[str, str],
+    file_config: dict[str, PolicyConfig],
+    environ: dict[str, str],
+) -> dict[str, Any]:
+    """The offline planner's options (:class:`~pushguard.preview.mocks.GcpMocks`): the
+    default provider's project and region, project numbers, other packages' default
+    providers, and the environment the providers read."""
+    return {
+        "project": config.get("gcp:project"),
+        "region": config.get("gcp:region"),
+        "project_numbers": project_numbers(config, file_config),
+        "providers": {
+            package: default_provider_config(package, config, environ)
+            for package in (*GOOGLE_PACKAGES, "kubernetes")
+            if package != "gcp"
+        },
+        "environ": environ,
+    }
+
+
+def _unknowns(loaded: LoadedStack, run: IsolatedRun) -> list[UnknownOffline]:
+    """What the real preview would know and this run did not, in report order
+    (:mod:`pushguard.preview.offline`)."""
+    stack_file = str(loaded.project.stack_config_file(loaded.stack).resolve())
+    return sorted_unknowns(
+        [
+            *environment_unknowns(stack_file, loaded.environment, loaded.resolved),
+            *run.unknown_reads,
+            *call_unknowns(
+                run.unknown_calls, {t: _unknown_detail(t, run) for t in run.unknown_calls}
+            ),
+        ]
+    )
+
+
+def _unused(loaded: LoadedStack, given: GivenValues) -> list[str]:
+    """Notes for the environments given values for that the stack does not import."""
+    imported = {item.name for item in loaded.environment.imports}
+    file = loaded.project.stack_config_file(loaded.stack).name
+    return [
+        f"--values gives environment {name}, which {file} does not import; it is not used"
+        for name in sorted(set(given.environments) - imported)
+    ]
 
 
 def _wholly_imported(result: StackResult) -> list[ResourceRecord]:
@@ -288,15 +369,10 @@ def _notes(run: IsolatedRun) -> list[str]:
         "top-level projectNumbers map, which the pack reads too"
         for project in sorted(run.placeholder_projects)
     ]
-    unknown = set(run.unknown_calls)
+    unknown = set(run.unknown_calls)  # listed as unknown offline (_unknowns)
     notes += [
         f"provider function {token} answered with its own arguments (no cloud calls offline)"
         for token in sorted(set(run.echoed_calls) - unknown)
-    ]
-    notes += [
-        f"provider function {token} cannot be answered offline: its result is unknown at "
-        "preview (as a value known only after the stack is deployed)" + _unknown_detail(token, run)
-        for token in sorted(unknown)
     ]
     return notes
 

@@ -1,6 +1,7 @@
-"""Stack choice and stack config reading: find the project, choose the stack, load its config,
-and read from it what the preview needs (project numbers for ``getProject``, the default
-providers' inputs, what the report must say about config the preview cannot see or that the
+"""Stack choice and stack config reading: find the project, choose the stack, load its config
+(with the Pulumi ESC environments it imports, from the values the team gives), and read from it
+what the preview needs (project numbers for ``getProject``, the default providers' inputs, the
+environment the program and the providers see, what the report must say about config the
 environment adds)."""
 
 from __future__ import annotations
@@ -9,10 +10,17 @@ import json
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pushguard.policy.config_file import PROJECT_NUMBERS, PolicyConfig
+from pushguard.preview.environments import (
+    ResolvedEnvironment,
+    StackEnvironment,
+    read_stack_environment,
+    resolve,
+)
 from pushguard.preview.mocks import (
     GOOGLE_PACKAGES,
     PROJECT_VARIABLES,
@@ -26,7 +34,6 @@ from pushguard.preview.project import (
     find_project,
     load_project,
     load_stack_config,
-    stack_environments,
 )
 
 PROJECT_NUMBERS_KEY = "pushguard:projectNumbers"
@@ -80,12 +87,44 @@ def choose_stack(project: PulumiProject, stack: str | None) -> str:
     )
 
 
-def load_stack(
-    program_dir: Path | None, stack: str | None
-) -> tuple[PulumiProject, str, dict[str, str], set[str]]:
+@dataclass(frozen=True)
+class LoadedStack:
+    """A stack ready to preview: its project, name, config (``{"namespace:key": text}``) and
+    secret keys, the stack file's ``environment:`` and what the values given for its ESC
+    environments resolve to."""
+
+    project: PulumiProject
+    stack: str
+    config: dict[str, str]
+    secrets: set[str]
+    environment: StackEnvironment
+    resolved: ResolvedEnvironment
+
+    def environ(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The environment the program and the providers start from: ``base`` (default
+        ``os.environ``) with the variables the given ESC environments set, as the CLI sets them
+        before it runs the program. While an imported environment's values are not given, the
+        Google providers' project and region variables (:data:`~pushguard.preview.mocks.
+        PROJECT_VARIABLES`, :data:`~pushguard.preview.mocks.REGION_VARIABLES`) are removed:
+        the environment may set them or ``gcp:project``, so a variable left in the CI job's
+        environment (``google-github-actions/auth`` sets ``GOOGLE_CLOUD_PROJECT``) must not
+        stand in for the stack's project."""
+        environ = {**(os.environ if base is None else base), **self.resolved.variables}
+        if not self.resolved.complete:
+            for name in (*PROJECT_VARIABLES, *REGION_VARIABLES):
+                environ.pop(name, None)
+        return environ
+
+
+def read_stack(
+    program_dir: Path | None,
+    stack: str | None,
+    environments: Mapping[str, Mapping[str, Any]] | None = None,
+) -> LoadedStack:
     """The project at or above ``program_dir`` (default: the current folder), the stack
-    :func:`choose_stack` picks, and that stack's config: ``(project, stack, config, secret
-    keys)``.
+    :func:`choose_stack` picks, and that stack's config, with the ``pulumiConfig`` of the ESC
+    environments it imports whose values are given in ``environments`` (name to what ``esc
+    open`` prints).
 
     Raises:
         PreviewError: no project, an unreadable project or stack config, or no stack chosen.
@@ -93,10 +132,25 @@ def load_stack(
     try:
         project = load_project(find_project(program_dir or Path.cwd()))
         chosen = choose_stack(project, stack)
-        config, secrets = load_stack_config(project, chosen)
+        declared = read_stack_environment(project.stack_config_file(chosen))
+        resolved = resolve(declared, environments or {})
+        config, secrets = load_stack_config(project, chosen, resolved.config)
     except ProjectError as error:
         raise PreviewError(str(error)) from None
-    return project, chosen, config, secrets
+    return LoadedStack(project, chosen, config, secrets, declared, resolved)
+
+
+def load_stack(
+    program_dir: Path | None, stack: str | None
+) -> tuple[PulumiProject, str, dict[str, str], set[str]]:
+    """:func:`read_stack` without environment values: ``(project, stack, config, secret
+    keys)``.
+
+    Raises:
+        PreviewError: no project, an unreadable project or stack config, or no stack chosen.
+    """
+    loaded = read_stack(program_dir, stack)
+    return loaded.project, loaded.stack, loaded.config, loaded.secrets
 
 
 def project_numbers(
@@ -162,16 +216,11 @@ def default_provider_config(
     return props
 
 
-def stack_notes(
-    project: PulumiProject,
-    stack: str,
-    config: Mapping[str, str],
-    environ: Mapping[str, str] | None = None,
-) -> list[str]:
-    """What the report must say about the stack's config, in a stable order:
+def stack_notes(config: Mapping[str, str], environ: Mapping[str, str] | None = None) -> list[str]:
+    """What the report must say about the stack's config, in a stable order (the Pulumi ESC
+    environments whose values are not given are listed as unknown offline instead,
+    :mod:`pushguard.preview.offline`):
 
-    - the Pulumi ESC environments the stack file imports (``environment:``), which cannot be
-      resolved offline, so their config is missing;
     - the default Google provider's project when it comes from an environment variable (where
       there is none, the pack lists the rules that need it as not checked, per subscription);
     - ``PULUMI_CONFIG`` in the environment (``environ``, default ``os.environ``) when it holds keys
@@ -180,23 +229,9 @@ def stack_notes(
       ``PULUMI_CONFIG`` with the stack's config whenever the stack has any
       (``sdk/python/cmd/pulumi-language-python/main.go``), so under the CLI they are unset;
       ``PULUMI_CONFIG_<KEY>`` variables, which both read, are named too.
-
-    Raises:
-        PreviewError: the stack file cannot be read (it was read before, so only if it changed).
     """
     env = os.environ if environ is None else environ
     notes: list[str] = []
-    try:
-        imported = stack_environments(project, stack)
-    except ProjectError as error:
-        raise PreviewError(str(error)) from None
-    if imported:
-        names = ", ".join(imported)
-        notes.append(
-            f"{project.stack_config_file(stack).name} imports the Pulumi ESC environment(s) "
-            f"{names}, which cannot be resolved offline: config and environment variables from "
-            "them are missing from this preview"
-        )
     if not config.get("gcp:project"):
         found = from_environment(PROJECT_VARIABLES, env)
         if found is not None:

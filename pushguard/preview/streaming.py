@@ -33,11 +33,18 @@ class AnalyzerRequests:
     the provider's URN (never its name: two providers may share a name under different parents),
     else the default provider's (the stack's config of its package, and for ``gcp`` the
     provider's environment variables, see
-    :func:`~pushguard.preview.stacks.default_provider_config`). Feed registrations in order
+    :func:`~pushguard.preview.stacks.default_provider_config`, with ``environ``: the
+    environment the providers see, default ``os.environ``). Feed registrations in order
     (providers first)."""
 
-    def __init__(self, project: PulumiProject, stack: str, config: Mapping[str, str]) -> None:
-        self.config = config
+    def __init__(
+        self,
+        project: PulumiProject,
+        stack: str,
+        config: Mapping[str, str],
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.config, self.environ = config, environ
         self.explicit: dict[str, Mapping[str, Any]] = {}
         self._prefix = f"urn:pulumi:{stack}::{project.name}::"
         self.root = AnalyzerResource(
@@ -81,7 +88,7 @@ class AnalyzerRequests:
         urn = provider_urn(reference)
         if urn:
             return dict(self.explicit.get(urn, {}))
-        return default_provider_config(package, self.config)
+        return default_provider_config(package, self.config, self.environ)
 
 
 class StreamingAnalysis:

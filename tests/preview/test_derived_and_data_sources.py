@@ -159,7 +159,8 @@ def test_a_plain_data_source_url_is_unknown_not_absent(preview, make_project) ->
     assert "[unknown]" in sub["inputs"]["pushConfig"]["pushEndpoint"]
     assert any(v["policy"] == "push-auth-oidc" for v in report["violations"]), report
     assert code == 1
-    assert any("getFunction" in note and "unknown" in note for note in report["notes"])
+    listed = [(u["kind"], u["name"]) for u in report["unknownOffline"]]
+    assert ("dataSource", "gcp:cloudfunctions/getFunction:getFunction") in listed, listed
 
 
 def test_a_url_derived_from_a_plain_data_source_cannot_run_at_preview(
@@ -311,5 +312,16 @@ def test_a_violation_through_a_derived_value_or_a_data_source_is_never_a_quiet_p
         report["violations"],
         report["notChecked"],
     )
-    code, report = run(preview, folder, config(tmp_path, unknownAtPreview="enforce", **settings))
-    assert code == 1, (report["violations"], report["notChecked"])
+    enforce = config(tmp_path, unknownAtPreview="enforce", **settings)
+    if ".get_" not in program:
+        code, report = run(preview, folder, enforce)
+        assert code == 1, (report["violations"], report["notChecked"])
+        return
+    # A data source the real preview would call is unknown offline: with enforce the run is
+    # incomplete (exit 2, naming it), and the report still carries the violation.
+    result = preview(str(folder), "-f", "json", "--policy-config", enforce)
+    report = result.json()
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert "unknownAtPreview is enforce" in report["error"]["message"]
+    assert any(u["kind"] == "dataSource" for u in report["unknownOffline"])
+    assert any(v["policy"] == policy and v["level"] == "mandatory" for v in report["violations"])

@@ -146,7 +146,7 @@ def test_no_project_anywhere_lists_each_project_dependent_rule_as_not_checked(
     assert "push-vpcsc-default-url" in text.stdout.split("Not checked (", 1)[1]
 
 
-def test_an_esc_environment_import_is_noted_as_missing_config(
+def test_an_esc_environment_import_is_listed_as_unknown_offline(
     preview, make_project, tmp_path: Path
 ) -> None:
     folder = make_project(CUSTOM_DOMAIN, {"dev": {"gcp:project": "acme-web"}})
@@ -155,8 +155,9 @@ def test_an_esc_environment_import_is_noted_as_missing_config(
         json.dumps({"environment": ["acme/gcp-prod"], "config": {"gcp:project": "acme-web"}})
     )
     report = preview(str(folder), "-f", "json").json()
-    notes = [n for n in report["notes"] if "acme/gcp-prod" in n]
-    assert notes and "missing" in notes[0], report["notes"]
+    listed = [u for u in report["unknownOffline"] if u["name"] == "acme/gcp-prod"]
+    assert listed and "missing" in listed[0]["message"], report["unknownOffline"]
+    assert listed[0]["kind"] == "environment"
 
 
 @pytest.mark.parametrize("runtime", ["nodejs", "yaml", {"name": "nodejs"}])
