@@ -121,14 +121,7 @@ def run_engine(
         ProgramEndedError: the interpreter cannot be used, or the program ended any other way
             before it finished.
     """
-    try:
-        runtime = resolve_runtime(
-            project.root.resolve(), project.entry_point.resolve().parent, environ
-        )
-    except RuntimeChoiceError as error:
-        raise ProgramEndedError(
-            f"the program cannot be started: {error}", ProgramOutput()
-        ) from None
+    runtime = _runtime(project, environ)
     recorder = Recorder(on_record)
     planner = EngineMocks(recorder.state_of, recorder.states, **dict(mocks))
     monitor = Monitor(recorder, planner, project.name, stack, project.root.resolve())
@@ -145,14 +138,8 @@ def run_engine(
         script = Path(private) / EXECUTOR_NAME
         script.write_text(BOOTSTRAP.read_text(encoding="utf-8"), encoding="utf-8")
         argv = [str(runtime.python), *_arguments(project, stack, address, script)]
-        with _Child(
-            stdout,
-            stderr,
-            timeout,
-            environment=environment,
-            argv=argv,
-            cwd=argv[argv.index("--pwd") + 1],
-        ) as child:
+        cwd = argv[argv.index("--pwd") + 1]
+        with _Child(stdout, stderr, timeout, environment=environment, argv=argv, cwd=cwd) as child:
             returncode = child.wait()
             child.stop_group()
         output = ProgramOutput(*_outputs(stdout, stderr))
@@ -161,13 +148,29 @@ def run_engine(
         planner,
         runtime,
         project,
+        output=output,
+        timeout=timeout,
         returncode=returncode,
         expired=child.expired,
-        timeout=timeout,
-        output=output,
     )
     run.unknown_reads = list(monitor.reads.unknown)
     return run
+
+
+def _runtime(project: PulumiProject, environ: Mapping[str, str] | None) -> ProgramRuntime:
+    """The program's interpreter (:func:`~pushguard.engine.runtime.resolve_runtime`).
+
+    Raises:
+        ProgramEndedError: it cannot be used (the message says why).
+    """
+    try:
+        return resolve_runtime(
+            project.root.resolve(), project.entry_point.resolve().parent, environ
+        )
+    except RuntimeChoiceError as error:
+        raise ProgramEndedError(
+            f"the program cannot be started: {error}", ProgramOutput()
+        ) from None
 
 
 def _outputs(stdout: Any, stderr: Any) -> tuple[str, str, bool]:
