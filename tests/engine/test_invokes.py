@@ -4,9 +4,9 @@ absent, through ``pushguard preview`` under the engine, as a user runs it.
 A push endpoint taken from ``gcp.kms.get_kms_secret(...).plaintext`` (a token name mangling
 missed) was absent, so the subscription was judged a pull subscription: exit 0, no finding. A
 boolean copied from ``gcp.pubsub.get_subscription(...)`` was absent too. An unknown endpoint or
-setting is a "can't run during preview" advisory (``unknownAtPreview: warn``, the default) and a
-mandatory violation with ``unknownAtPreview: enforce``, as for any value unknown at preview
-(tests/preview/test_derived_and_data_sources.py).
+setting is a "can't run during preview" advisory (``unknownAtPreview: warn``, the default); with
+``unknownAtPreview: enforce`` the finding is mandatory and the run is exit 2 naming the data source
+(tests/engine/test_values_preview.py), as for any value the real preview would know.
 """
 
 from __future__ import annotations
@@ -84,10 +84,11 @@ def test_a_kms_secret_as_the_push_endpoint_is_unknown_not_a_pull_subscription(
     assert _inputs(report, "orders")["pushConfig"]["pushEndpoint"] == "[unknown]"
     level, message = _findings(report, "push-endpoint-https")["orders"]
     assert (level, "during preview" in message) == ("advisory", True), message
-    assert any("getKMSSecret" in note and "unknown" in note for note in report["notes"])
+    assert any("getKMSSecret" in u["message"] for u in report["unknownOffline"]), report
 
     enforced = preview(folder, "-f", "json", "--policy-config", _enforce(folder))
-    assert enforced.code == 1, enforced.stderr
+    assert enforced.code == 2, enforced.stderr
+    assert "dataSource gcp:kms/getKMSSecret:getKMSSecret" in enforced.stderr
     assert _findings(enforced.json(), "push-endpoint-https")["orders"][0] == "mandatory"
 
 
@@ -107,10 +108,12 @@ def test_a_boolean_copied_from_a_data_source_is_unknown_in_every_form(
     found = _findings(report, "push-no-exactly-once")
     assert sorted(found) == copied, found
     assert all(level == "advisory" and "not known" in m for level, m in found.values()), found
-    assert any("enableExactlyOnceDelivery" in note for note in report["notes"]), report["notes"]
+    listed = report["unknownOffline"]
+    assert any("enableExactlyOnceDelivery" in u["message"] for u in listed), listed
 
     enforced = preview(folder, "-f", "json", "--policy-config", _enforce(folder))
-    assert enforced.code == 1, enforced.stderr
+    assert enforced.code == 2, enforced.stderr
+    assert "dataSource gcp:pubsub/getSubscription:getSubscription" in enforced.stderr
     found = _findings(enforced.json(), "push-no-exactly-once")
     assert {name: level for name, (level, _) in found.items()} == dict.fromkeys(copied, "mandatory")
 
@@ -129,4 +132,5 @@ def test_a_function_no_installed_sdk_defines_is_wholly_unknown(
     report = run.json()
     assert _inputs(report, "orders")["pushConfig"]["pushEndpoint"] == "[unknown]"
     assert "orders" in _findings(report, "push-endpoint-https")
-    assert any("acme:index:getEndpoint" in note for note in report["notes"]), report["notes"]
+    listed = report["unknownOffline"]
+    assert any("acme:index:getEndpoint" in u["message"] for u in listed), listed
