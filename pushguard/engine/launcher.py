@@ -16,6 +16,12 @@ stack's outputs were registered (the SDK registers them when the program's funct
 a failure the bootstrap reported is the program's failure; any other ending (another exit
 status, ``os._exit``, a signal, the time-out) is a :class:`~pushguard.preview.isolation.
 ProgramEndedError` naming the interpreter the program ran in.
+
+A Node.js program (``runtime: nodejs``) is started as the Node.js language host starts it
+(:mod:`pushguard.engine.nodejs`: ``node`` and the project's ``@pulumi/pulumi`` run entry, the
+same services) and judged from the same record; its failure is what the run entry reported or
+the ``process.exit`` status (:mod:`pushguard.engine.node_failure`), never a report in the
+bootstrap's form, which only the Python bootstrap sends.
 """
 
 from __future__ import annotations
@@ -32,6 +38,8 @@ from pulumi.runtime.proto import engine_pb2_grpc, resource_pb2_grpc
 
 from pushguard.engine.host import Host
 from pushguard.engine.monitor import Monitor
+from pushguard.engine.node_failure import node_failure
+from pushguard.engine.nodejs import NodeRuntime, node_argv, node_environment, resolve_node
 from pushguard.engine.planner import EngineMocks
 from pushguard.engine.reads import Reads
 from pushguard.engine.recorder import Recorder
@@ -83,10 +91,16 @@ def serving(recorder: Recorder, monitor: Monitor) -> Iterator[str]:
         yield address
 
 
+def _pwd_main(project: PulumiProject) -> tuple[Path, str]:
+    """The program's working folder and entry point (``getPwdMain`` in
+    ``pkg/engine/project.go``): ``main``'s folder and ``.``, or its parent and its name."""
+    main = project.main.resolve()
+    return (main, ".") if main.is_dir() else (main.parent, main.name)
+
+
 def _arguments(project: PulumiProject, stack: str, address: str, script: Path) -> list[str]:
     """The executor's command line after the interpreter (``constructArguments``)."""
-    main = project.main.resolve()
-    pwd, entry = (main, ".") if main.is_dir() else (main.parent, main.name)
+    pwd, entry = _pwd_main(project)
     return [
         str(script),
         *("--monitor", address, "--engine", address, "--project", project.name),
@@ -94,6 +108,31 @@ def _arguments(project: PulumiProject, stack: str, address: str, script: Path) -
         *("--pwd", str(pwd), "--dry_run", "true", "--parallel", str(PARALLEL)),
         entry,
     ]
+
+
+def _launch(
+    runtime: ProgramRuntime | NodeRuntime,
+    project: PulumiProject,
+    stack: str,
+    address: str,
+    private: Path,
+) -> list[str]:
+    """The program's command line: the Python executor (the bootstrap, written to
+    ``private``) or the Node.js SDK's run entry."""
+    if isinstance(runtime, NodeRuntime):
+        pwd, entry = _pwd_main(project)
+        return node_argv(
+            runtime,
+            project=project.name,
+            root=project.root.resolve(),
+            stack=stack,
+            pwd=pwd,
+            entry=entry,
+            address=address,
+        )
+    script = private / EXECUTOR_NAME
+    script.write_text(BOOTSTRAP.read_text(encoding="utf-8"), encoding="utf-8")
+    return [str(runtime.python), *_arguments(project, stack, address, script)]
 
 
 def run_engine(
@@ -115,10 +154,11 @@ def run_engine(
     (:mod:`pushguard.engine.reads`); ``environ``: the environment the program starts from
     (default ``os.environ``; the preview's with what the stack's ESC environments set).
 
-    Returns the run (``failure`` set when the program raised or called ``sys.exit``).
+    Returns the run (``failure`` set when the program raised or called ``sys.exit``, or, in
+    Node.js, threw or called ``process.exit``).
 
     Raises:
-        ProgramEndedError: the interpreter cannot be used, or the program ended any other way
+        ProgramEndedError: the runtime cannot be used, or the program ended any other way
             before it finished.
     """
     runtime = _runtime(project, environ)
@@ -127,7 +167,7 @@ def run_engine(
     monitor = Monitor(recorder, planner, project.name, stack, project.root.resolve())
     monitor.reads = Reads(stack_references, project.root.resolve())
     monitor.construct_settings.update(config=dict(config), secret_keys=sorted(secret_keys))
-    environment = program_environment(config, secret_keys, runtime.environment)
+    environment = _environment(runtime, config, secret_keys)
     with (
         not_dumpable(),
         tempfile.TemporaryDirectory(prefix="pushguard-engine-") as private,
@@ -135,9 +175,7 @@ def run_engine(
         tempfile.TemporaryFile() as stderr,
         serving(recorder, monitor) as address,
     ):
-        script = Path(private) / EXECUTOR_NAME
-        script.write_text(BOOTSTRAP.read_text(encoding="utf-8"), encoding="utf-8")
-        argv = [str(runtime.python), *_arguments(project, stack, address, script)]
+        argv = _launch(runtime, project, stack, address, Path(private))
         cwd = argv[argv.index("--pwd") + 1]
         with _Child(stdout, stderr, timeout, environment=environment, argv=argv, cwd=cwd) as child:
             returncode = child.wait()
@@ -157,20 +195,34 @@ def run_engine(
     return run
 
 
-def _runtime(project: PulumiProject, environ: Mapping[str, str] | None) -> ProgramRuntime:
-    """The program's interpreter (:func:`~pushguard.engine.runtime.resolve_runtime`).
+def _runtime(
+    project: PulumiProject, environ: Mapping[str, str] | None
+) -> ProgramRuntime | NodeRuntime:
+    """The program's runtime, as its language host would choose it: the interpreter
+    (:func:`~pushguard.engine.runtime.resolve_runtime`), or for ``runtime: nodejs`` ``node``
+    and the project's run entry (:func:`~pushguard.engine.nodejs.resolve_node`).
 
     Raises:
-        ProgramEndedError: it cannot be used (the message says why).
+        ProgramEndedError: it cannot be found or used (the message says why).
     """
+    root = project.root.resolve()
     try:
-        return resolve_runtime(
-            project.root.resolve(), project.entry_point.resolve().parent, environ
-        )
+        if project.runtime == "nodejs":
+            return resolve_node(root, _pwd_main(project)[0], environ)
+        return resolve_runtime(root, project.entry_point.resolve().parent, environ)
     except RuntimeChoiceError as error:
         raise ProgramEndedError(
             f"the program cannot be started: {error}", ProgramOutput()
         ) from None
+
+
+def _environment(
+    runtime: ProgramRuntime | NodeRuntime, config: Mapping[str, str], secret_keys: Iterable[str]
+) -> dict[str, str]:
+    """The program's environment with the stack's config, as its language host builds it."""
+    if isinstance(runtime, NodeRuntime):
+        return node_environment(runtime, config, secret_keys)
+    return program_environment(config, secret_keys, runtime.environment)
 
 
 def _outputs(stdout: Any, stderr: Any) -> tuple[str, str, bool]:
@@ -182,7 +234,7 @@ def _outputs(stdout: Any, stderr: Any) -> tuple[str, str, bool]:
 def _judge(
     recorder: Recorder,
     planner: EngineMocks,
-    runtime: ProgramRuntime,
+    runtime: ProgramRuntime | NodeRuntime,
     project: PulumiProject,
     *,
     returncode: int,
@@ -208,11 +260,12 @@ def _judge(
     ran_in = f"(the program ran in {runtime.described})"
     if expired:
         raise ProgramEndedError(f"{_how_it_ended(returncode, True, timeout)} {ran_in}", output)
-    reported = recorder.engine_failure or recorder.failure
-    if reported is not None:
+    if isinstance(runtime, NodeRuntime):
+        _judge_node(run, recorder, project, returncode, ran_in)
+    elif (reported := recorder.engine_failure or recorder.failure) is not None:
         run.failure = _failure(reported, project.root.resolve(), ran_in)
     elif returncode > 0 and not recorder.root:  # the SDK never reached the engine
-        raise ProgramEndedError(_not_started(runtime, returncode, output), output)
+        raise ProgramEndedError(_not_started(runtime.described, returncode, output), output)
     elif returncode != 0 or not recorder.stack_finished:
         raise ProgramEndedError(f"{_how_it_ended(returncode, False, timeout)} {ran_in}", output)
     if run.failure is not None:
@@ -220,13 +273,49 @@ def _judge(
     return run
 
 
-def _not_started(runtime: ProgramRuntime, returncode: int, output: ProgramOutput) -> str:
-    """The message for an interpreter that exited before the SDK registered the stack (no
-    Pulumi SDK in the environment, a bad interpreter): its status and last line of stderr."""
+def _judge_node(
+    run: IsolatedRun, recorder: Recorder, project: PulumiProject, returncode: int, ran_in: str
+) -> None:
+    """How a Node.js program's run ended, into ``run.failure``: the engine's own failure
+    first, else what the SDK's run entry reported or the ``process.exit`` status
+    (:func:`~pushguard.engine.node_failure.node_failure`); the error report the run entry
+    logged leaves the logs (also after the engine's own failure), as the Python bootstrap's
+    does. There is no bootstrap in a Node.js program: a
+    message in the bootstrap's form that it logs is not a failure report and is ignored.
+
+    Raises:
+        ProgramEndedError: node exited before the SDK reached the engine, or was killed.
+    """
+    output, engine_failure = run.output, recorder.engine_failure
+    if engine_failure is None and returncode > 0 and not recorder.root:  # never reached us
+        raise ProgramEndedError(_not_started(run.runtime, returncode, output, "node"), output)
+    if engine_failure is None and returncode < 0:
+        raise ProgramEndedError(f"{_how_it_ended(returncode, False, 0)} {ran_in}", output)
+    run.failure, used = node_failure(
+        run.logs,
+        returncode=max(returncode, 0),
+        finished=recorder.stack_finished,
+        stderr=output.stderr,
+        root=project.root.resolve(),
+        pwd=_pwd_main(project)[0],
+        ran_in=ran_in,
+    )
+    if engine_failure is not None:
+        run.failure = _failure(engine_failure, project.root.resolve(), ran_in)
+    if used is not None:
+        run.logs = [log for log in run.logs if log != ("error", used)]
+
+
+def _not_started(
+    described: str, returncode: int, output: ProgramOutput, what: str = "the interpreter"
+) -> str:
+    """The message for a runtime (``what``) that exited before the SDK registered the stack
+    (no Pulumi SDK in the environment, a bad interpreter): its status and last line of
+    stderr."""
     lines = [line for line in output.stderr.splitlines() if line.strip()]
     said = f"; it said: {lines[-1].strip()}" if lines else ""
     return (
-        f"the program did not start in {runtime.described}: the interpreter exited with status "
+        f"the program did not start in {described}: {what} exited with status "
         f"{returncode} before the Pulumi SDK reached the engine{said}"
     )
 

@@ -126,6 +126,23 @@ def call_stack(request: Any, root: Path) -> list[Source]:
     return frames
 
 
+def program_line(source: Source | None, frames: list[Source]) -> Source | None:
+    """Where a registration belongs in the program: its ``sourcePosition`` (``source``), unless
+    there is none or it is a library's file (:data:`LIBRARY_FOLDERS`: a library the program
+    uses created the resource), then the innermost program frame of ``frames`` (the call into
+    the library), if any.
+
+    The Python SDK sends no ``sourcePosition`` for a ``pulumi.CustomResource(...)`` made
+    directly (``_get_stack_trace`` looks for a third ``__init__`` frame). The Node.js SDK sends
+    the frame one constructor below the SDK's ``Resource`` (the caller of a generated class such
+    as ``gcp.pubsub.Subscription``), lines mapped to the TypeScript source by
+    ``source-map-support`` (``Resource.stackTrace`` in ``sdk/nodejs/resource.ts`` of
+    pulumi/pulumi, commit 1b5949891b3c): a file in ``node_modules`` when a library made it."""
+    if source is not None and not LIBRARY_FOLDERS.intersection(Path(source[0]).parts):
+        return source
+    return frames[-1] if frames else source
+
+
 def _struct(value: dict[str, Any]) -> struct_pb2.Struct:
     return json_format.ParseDict(value, struct_pb2.Struct())
 
@@ -313,10 +330,8 @@ def _record(
     outputs: dict[str, Any],
     frames: list[Source],
 ) -> ResourceRecord:
-    """The registration as the engine received it (after transforms). Without a
-    ``sourcePosition`` (the SDK finds none for a ``pulumi.CustomResource(...)`` made directly:
-    ``_get_stack_trace`` looks for a third ``__init__`` frame) the source is the innermost
-    program frame of ``frames``, if any."""
+    """The registration as the engine received it (after transforms), its source by
+    :func:`program_line`."""
     return ResourceRecord(
         urn=urn,
         type=request.type,
@@ -326,7 +341,7 @@ def _record(
         provider=request.provider,
         inputs=inputs,
         outputs=outputs,
-        source=_source(request) or (frames[-1] if frames else None),
+        source=program_line(_source(request), frames),
         dependencies=tuple(request.dependencies),
         property_dependencies={
             key: tuple(value.urns) for key, value in request.propertyDependencies.items()

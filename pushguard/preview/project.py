@@ -52,9 +52,10 @@ class ProjectError(ValueError):
 @dataclass(frozen=True)
 class PulumiProject:
     """A Pulumi project: its name, folder, program (a folder with ``__main__.py``, or a file),
-    stack config folder, project-level config defaults (``{"namespace:key": value}``) and the
+    stack config folder, project-level config defaults (``{"namespace:key": value}``), the
     extension of its project file (``.yaml``, ``.yml`` or ``.json``), which its stack config
-    files share."""
+    files share, and its runtime (:data:`RUNTIMES`: ``python``, or ``nodejs`` for TypeScript and
+    JavaScript)."""
 
     name: str
     root: Path
@@ -62,6 +63,7 @@ class PulumiProject:
     stack_config_dir: Path
     config_defaults: Mapping[str, Any] = field(default_factory=dict)
     extension: str = ".yaml"
+    runtime: str = "python"
 
     @property
     def file(self) -> Path:
@@ -81,8 +83,39 @@ class PulumiProject:
 
     @property
     def entry_point(self) -> Path:
-        """The file the Python language host runs: ``main`` itself, or its ``__main__.py``."""
-        return self.main if self.main.is_file() else self.main / "__main__.py"
+        """The file the language host runs: ``main`` itself; in a folder, its ``__main__.py``
+        for Python; for Node.js the file its ``package.json`` names (``main``), else its
+        ``index.ts`` or ``index.js`` (:func:`node_entry_point`)."""
+        if self.main.is_file():
+            return self.main
+        if self.runtime == "nodejs":
+            return node_entry_point(self.main)
+        return self.main / "__main__.py"
+
+
+RUNTIMES = ("python", "nodejs")
+"""The ``runtime`` names whose programs ``pushguard preview`` runs."""
+
+
+def node_entry_point(folder: Path) -> Path:
+    """The module Node.js loads for a program ``folder``, as ``@pulumi/pulumi``'s run entry
+    picks it when ``Pulumi.yaml`` names no file (``sdk/nodejs/cmd/run/run.ts`` of
+    pulumi/pulumi, commit 1b5949891b3c): the ``package.json`` in the folder names it
+    (``exports`` as a string, else ``main``), else ``index.js``, else ``index.ts``; it may not
+    exist (the run then says so)."""
+    manifest = folder / "package.json"
+    named: Any = None
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+        if isinstance(data, dict):
+            named = data.get("exports") if isinstance(data.get("exports"), str) else None
+            named = named or data.get("main")
+    except (OSError, ValueError):
+        pass
+    if isinstance(named, str) and named and (folder / named).is_file():
+        return folder / named
+    js = folder / "index.js"
+    return js if js.is_file() else folder / "index.ts"
 
 
 PROJECT_EXTENSIONS = (".json", ".yaml", ".yml")
@@ -125,7 +158,7 @@ def load_project(folder: Path) -> PulumiProject:
     name = data.get("name")
     if not isinstance(name, str) or not name:
         raise ProjectError(f"{path}: 'name' is required")
-    _require_python(path, data.get("runtime"))
+    runtime = _runtime(path, data.get("runtime"))
     main = folder / str(data.get("main") or ".")
     config = data.get("config") or {}
     if isinstance(config, str):  # the old spelling of stackConfigDir
@@ -144,28 +177,34 @@ def load_project(folder: Path) -> PulumiProject:
         stack_config_dir=stack_dir,
         config_defaults=defaults,
         extension=path.suffix,
+        runtime=runtime,
     )
-    if not project.entry_point.is_file():
+    if runtime == "nodejs" and not main.exists():
+        raise ProjectError(f"{path}: the program {main} does not exist")
+    if runtime == "python" and not project.entry_point.is_file():
         raise ProjectError(f"{path}: the program {project.entry_point} does not exist")
     return project
 
 
-def _require_python(path: Path, runtime: Any) -> None:
-    """The project's ``runtime`` (``name`` or ``{name: ..., options: ...}``) must be Python: the
-    preview runs the program in a Python interpreter, as Pulumi's Python language host does.
+def _runtime(path: Path, runtime: Any) -> str:
+    """The project's ``runtime`` (``name`` or ``{name: ..., options: ...}``; default
+    ``python``), which must be one of :data:`RUNTIMES`: the preview runs the program as Pulumi's
+    Python or Node.js language host does.
 
     Raises:
-        ProjectError: another runtime (``nodejs``, ``yaml``, ``go``, ...), naming it and what to
+        ProjectError: another runtime (``yaml``, ``go``, ``dotnet``, ...), naming it and what to
             run instead.
     """
     name = runtime.get("name") if isinstance(runtime, dict) else runtime
-    if name is None or name == "python":
-        return
+    if name is None:
+        return "python"
+    if name in RUNTIMES:
+        return str(name)
     raise ProjectError(
-        f"{path}: the project's program is not Python (runtime: {name}); pushguard preview runs "
-        "Python programs only. For a program in another language run the Pulumi CLI's "
-        "`pulumi preview --policy-pack` with pushguard's pack, or `pushguard analyze` on the "
-        "stack's state (`pulumi stack export`)"
+        f"{path}: the project's program is not Python or Node.js (runtime: {name}); pushguard "
+        "preview runs Python, TypeScript and JavaScript programs only. For a program in another "
+        "language run the Pulumi CLI's `pulumi preview --policy-pack` with pushguard's pack, or "
+        "`pushguard analyze` on the stack's state (`pulumi stack export`)"
     )
 
 

@@ -160,7 +160,7 @@ def test_an_esc_environment_import_is_listed_as_unknown_offline(
     assert listed[0]["kind"] == "environment"
 
 
-@pytest.mark.parametrize("runtime", ["nodejs", "yaml", {"name": "nodejs"}])
+@pytest.mark.parametrize("runtime", ["yaml", "go", {"name": "dotnet"}])
 def test_a_project_in_another_language_is_a_clear_usage_error(
     preview, tmp_path: Path, runtime: object
 ) -> None:
