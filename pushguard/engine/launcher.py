@@ -12,7 +12,8 @@ own with its stdout and stderr in files (:class:`pushguard.preview.isolation._Ch
 pushguard is not dumpable.
 
 A run is judged from what reached the engine: it finished when the process exited 0 after the
-stack's outputs were registered (the SDK registers them when the program's function returned);
+stack's outputs were registered and the SDK signalled its shutdown, which it does once every
+outstanding registration is done (:attr:`~pushguard.engine.recorder.Recorder.shut_down`);
 a failure the bootstrap reported is the program's failure; any other ending (another exit
 status, ``os._exit``, a signal, the time-out) is a :class:`~pushguard.preview.isolation.
 ProgramEndedError` naming the interpreter the program ran in.
@@ -264,9 +265,9 @@ def _judge(
         _judge_node(run, recorder, project, returncode, ran_in)
     elif (reported := recorder.engine_failure or recorder.failure) is not None:
         run.failure = _failure(reported, project.root.resolve(), ran_in)
-    elif returncode > 0 and not recorder.root:  # the SDK never reached the engine
+    elif returncode > 0 and not recorder.root and not recorder.records:  # never reached us
         raise ProgramEndedError(_not_started(runtime.described, returncode, output), output)
-    elif returncode != 0 or not recorder.stack_finished:
+    elif returncode != 0 or not recorder.finished:
         raise ProgramEndedError(f"{_how_it_ended(returncode, False, timeout)} {ran_in}", output)
     if run.failure is not None:
         run.outputs = {}
@@ -287,14 +288,14 @@ def _judge_node(
         ProgramEndedError: node exited before the SDK reached the engine, or was killed.
     """
     output, engine_failure = run.output, recorder.engine_failure
-    if engine_failure is None and returncode > 0 and not recorder.root:  # never reached us
+    if engine_failure is None and returncode > 0 and not recorder.root and not recorder.records:
         raise ProgramEndedError(_not_started(run.runtime, returncode, output, "node"), output)
     if engine_failure is None and returncode < 0:
         raise ProgramEndedError(f"{_how_it_ended(returncode, False, 0)} {ran_in}", output)
     run.failure, used = node_failure(
         run.logs,
         returncode=max(returncode, 0),
-        finished=recorder.stack_finished,
+        finished=recorder.finished,
         stderr=output.stderr,
         root=project.root.resolve(),
         pwd=_pwd_main(project)[0],

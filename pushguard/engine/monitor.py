@@ -319,7 +319,9 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer):
         context.abort(grpc.StatusCode.UNIMPLEMENTED, "GetDeploymentInfo")
 
     def SignalAndWaitForShutdown(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
-        """Nothing to wait for (no resource hooks)."""
+        """The SDK's end of the run (see :attr:`Recorder.shut_down`); nothing to wait for (no
+        resource hooks)."""
+        self.recorder.shut_down = True
         return empty_pb2.Empty()
 
 

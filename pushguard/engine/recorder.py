@@ -39,7 +39,20 @@ class Recorder:
     outputs: dict[str, Any] = field(default_factory=dict)
     stack_finished: bool = False
     """The stack's outputs were registered: the SDK does so when the program's function has
-    returned or raised (``pulumi.runtime.stack.run_in_stack``)."""
+    returned or raised (``pulumi.runtime.stack.run_in_stack``), while registrations the program
+    started may still be outstanding."""
+    shut_down: bool = False
+    """The SDK asked ``SignalAndWaitForShutdown``: it does so once every outstanding RPC is done
+    and the program succeeded (``run_pulumi_func`` in ``pulumi/runtime/stack.py``, SDKs from
+    3.204 on; ``runtime/settings.ts`` ``signalAndWaitForShutdown`` in Node.js). Only then has
+    the program finished: an exit 0 before it (``os._exit(0)`` in a thread while a registration
+    waits) left registrations unsent."""
+
+    @property
+    def finished(self) -> bool:
+        """The stack's outputs were registered and the SDK signalled its shutdown."""
+        return self.stack_finished and self.shut_down
+
     failure: dict[str, Any] | None = None
     engine_failure: dict[str, Any] | None = None
     """The first failure the engine itself saw (a duplicate URN, a failed transform, a callback

@@ -364,3 +364,27 @@ def _children_of(pid: int) -> list[int]:
         if fields.get("PPid", "").strip() == str(pid):
             found.append(int(status.parent.name))
     return found
+
+
+PENDING_HTTP = (
+    "import asyncio, os, threading, time\n"
+    "import pulumi\n"
+    "import pulumi_gcp as gcp\n"
+    "gcp.pubsub.Topic('orders')\n"
+    "threading.Thread(target=lambda: (time.sleep(3), os._exit(EXIT)), daemon=True).start()\n"
+    "endpoint = pulumi.Output.from_input(asyncio.sleep(30, result='http://hooks.example.com/p'))\n"
+    "gcp.pubsub.Subscription('late', topic='orders', push_config={'push_endpoint': endpoint})\n"
+)
+
+
+@pytest.mark.parametrize("status", [0, 1])
+def test_an_exit_while_a_registration_waits_is_exit_2(preview, make_project, status: int) -> None:
+    """The program's function has returned (the SDK has registered the stack's outputs) but a
+    registration still waits on an Output when a thread calls ``os._exit``: the ``http://``
+    subscription never reached the engine, so the run is not a pass (found by a README trial:
+    exit 0, "Preview passed")."""
+    program = PENDING_HTTP.replace("EXIT", str(status))
+    run = preview(str(make_project(program)), "-f", "json")
+    assert run.exit_code == 2, run.stdout
+    message = run.json()["error"]["message"]
+    assert f"exited with status {status} before the program finished" in message, message
