@@ -51,6 +51,7 @@ from pushguard.audit.stopping import (
     reclaim_sigint,
     register,
     starting,
+    stopped_by,
     stopped_by_signals,
 )
 from pushguard.audit.summary import AuditSummary
@@ -135,26 +136,19 @@ def run(
             result = _run_on_spark(
                 master, options, progress, baseline, debug=debug, accept=accept_baseline_mismatch
             )
-    except (KeyboardInterrupt, Stopped) as stop:
-        progress.close()
-        if debug:
-            traceback.print_exception(stop, file=stderr)
-        name = stop.name if isinstance(stop, Stopped) else "SIGINT"
-        print(
-            f"pushguard audit: error: stopped by {name} while {progress_phase(progress)}; {kept}",
-            file=stderr,
-        )
-        return 130 if name == "SIGINT" else 2
-    except PublishError as error:  # says itself where the outputs are
+    except (KeyboardInterrupt, Stopped, Exception) as error:
         progress.close()
         if debug:
             traceback.print_exception(error, file=stderr)
-        print(f"pushguard audit: error: {error}", file=stderr)
-        return 2
-    except Exception as error:  # any failed run: exit code 2, not a traceback
-        progress.close()
-        if debug:
-            traceback.print_exception(error, file=stderr)
+        name = stopped_by()  # py4j may raise its own error in place of the signal's
+        if name is not None or isinstance(error, KeyboardInterrupt | Stopped):
+            name = name or (error.name if isinstance(error, Stopped) else "SIGINT")
+            phase = progress_phase(progress)
+            print(f"pushguard audit: error: stopped by {name} while {phase}; {kept}", file=stderr)
+            return 130 if name == "SIGINT" else 2
+        if isinstance(error, PublishError):  # says itself where the outputs are
+            print(f"pushguard audit: error: {error}", file=stderr)
+            return 2
         known = isinstance(error, InputError | AuditRunError | BaselineError)
         print(f"pushguard audit: error: {error if known else describe(error)}; {kept}", file=stderr)
         return 2

@@ -37,6 +37,10 @@ _STOPPING: dict[str, SparkSession] = {}
 _HANDLER: dict[str, object] = {}
 """The audit's own signal handler while a run is under :func:`stopped_by_signals`."""
 
+_RECEIVED: list[str] = []
+"""The name of the signal that stopped the current run (empty until one arrives); cleared when
+the next :func:`stopped_by_signals` block begins."""
+
 _STARTING: list[int] = []
 """While Spark starts (:func:`starting`): holds 0, and the signal that stops the run, which is
 held back until Spark is up."""
@@ -100,11 +104,13 @@ def stopped_by_signals() -> Iterator[None]:
         return
 
     stopped: list[int] = []
+    _RECEIVED.clear()
 
     def handler(number: int, _: FrameType | None) -> None:
         if stopped:  # the run is unwinding already: let it finish cleaning up
             return
         stopped.append(number)
+        _RECEIVED[:] = [signal.Signals(number).name]
         if _STARTING:  # the JVM is starting: stop when it is up (see starting)
             _STARTING.append(number)
             return
@@ -122,6 +128,18 @@ def stopped_by_signals() -> Iterator[None]:
             signal.signal(number, old)
         _STOPPING.clear()
         _HANDLER.clear()
+
+
+def stopped_by() -> str | None:
+    """The name of the signal that stopped the last run under :func:`stopped_by_signals`
+    (``SIGINT``, ``SIGTERM``, ``SIGHUP``), or ``None``.
+
+    What the run raised afterwards may not say so: py4j, interrupted while it waits for the
+    JVM, closes its sockets and may raise ``Py4JError("Gateway must be connected to send cancel
+    cmd.")`` in place of the ``KeyboardInterrupt`` (``JavaGateway.send_command`` in
+    ``py4j/java_gateway.py``, ``shutdown_socket`` in ``py4j/clientserver.py``): the signal, not
+    that error, is why the run ended."""
+    return _RECEIVED[0] if _RECEIVED else None
 
 
 def _main_thread() -> bool:
