@@ -25,7 +25,7 @@ from typing import Any
 
 from pulumi.runtime.proto import provider_pb2
 
-from pushguard.engine.runtime import PARALLEL
+from pushguard.engine.runtime import parallel
 from pushguard.preview.remote import _construct_request, _provider, construct_alone
 
 
@@ -79,7 +79,7 @@ def construct(
     construct_request.config.update(dict(config))
     construct_request.configSecretKeys.extend(secret_keys)
     construct_request.dryRun = True
-    construct_request.parallel = PARALLEL
+    construct_request.parallel = parallel()
     construct_request.monitorEndpoint = address
     servicer = ProviderServicer(_provider(), [], address)
     try:  # the monitor's thread waits: one construction at a time

@@ -45,9 +45,9 @@ from pushguard.engine.planner import EngineMocks
 from pushguard.engine.reads import Reads
 from pushguard.engine.recorder import Recorder
 from pushguard.engine.runtime import (
-    PARALLEL,
     ProgramRuntime,
     RuntimeChoiceError,
+    parallel,
     resolve_runtime,
 )
 from pushguard.gate.result import ProgramOutput, ResourceRecord
@@ -106,7 +106,7 @@ def _arguments(project: PulumiProject, stack: str, address: str, script: Path) -
         str(script),
         *("--monitor", address, "--engine", address, "--project", project.name),
         *("--root_directory", str(project.root.resolve()), "--stack", stack),
-        *("--pwd", str(pwd), "--dry_run", "true", "--parallel", str(PARALLEL)),
+        *("--pwd", str(pwd), "--dry_run", "true", "--parallel", str(parallel())),
         entry,
     ]
 

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pushguard.engine.runtime import PARALLEL, RuntimeChoiceError, runtime_options
+from pushguard.engine.runtime import RuntimeChoiceError, parallel, runtime_options
 
 RUN_MODULE = "@pulumi/pulumi/cmd/run"
 """The run entry of the Node.js SDK (``defaultRunPath``)."""
@@ -245,6 +245,6 @@ def node_argv(
         str(runtime.run_entry),
         *("--monitor", address, "--engine", address, "--project", project),
         *("--root-directory", str(root), "--stack", stack, "--pwd", str(pwd)),
-        *("--dry-run", "--parallel", str(PARALLEL)),
+        *("--dry-run", "--parallel", str(parallel())),
         entry,
     ]

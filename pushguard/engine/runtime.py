@@ -37,9 +37,18 @@ from typing import Any
 
 import yaml
 
-PARALLEL = 16
-"""``--parallel`` given to the program (the executor's default thread pool gets four threads per
-unit) and to a ``Construct``."""
+
+def parallel() -> int:
+    """``--parallel`` given to the program (its executor gets four threads per unit) and to a
+    ``Construct``: what ``pulumi preview`` passes when ``--parallel`` is not given, the
+    environment's ``PULUMI_PARALLEL`` when it is a positive integer, else the number of CPUs
+    the process may run on times 4 (``defaultParallel`` in ``pkg/cmd/pulumi/operations/up.go``,
+    ``Parallel`` in ``sdk/go/common/env/env.go`` of pulumi/pulumi, commit 1b5949891b; Go's
+    ``GOMAXPROCS`` defaults to the CPUs of the process's affinity mask)."""
+    given = os.environ.get("PULUMI_PARALLEL", "").strip()
+    if given.isdigit() and int(given) > 0:
+        return min(int(given), 2**31 - 1)
+    return len(os.sched_getaffinity(0)) * 4
 
 
 class RuntimeChoiceError(ValueError):

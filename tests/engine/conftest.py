@@ -90,10 +90,13 @@ def team_project(tmp_path: Path, team_venv: Path) -> Callable[..., Path]:
     return make
 
 
-def preview(cwd: Path, *args: str, path: str | None = None) -> Run:
+def preview(
+    cwd: Path, *args: str, path: str | None = None, extra_env: dict[str, str] | None = None
+) -> Run:
     """``pushguard preview ARGS`` in ``cwd`` through the console script; ``path``: the
-    ``PATH``."""
+    ``PATH``; ``extra_env``: more environment variables."""
     env = {k: v for k, v in os.environ.items() if k not in {"PULUMI_STACK", "PULUMI_CONFIG"}}
+    env.update(extra_env or {})
     env["PYTHONPATH"] = str(ROOT)
     if path is not None:
         env["PATH"] = path
