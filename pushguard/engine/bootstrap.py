@@ -198,8 +198,9 @@ SETTLE_POLL = 0.05
 
 async def _settled() -> None:
     """Wait, without a look at any task's value, while the tasks the program's body started
-    make progress: return when none is left, or when :data:`SETTLE_POLL` seconds passed with
-    no task finished or started.
+    make progress: return when none is left, or when :data:`SETTLE_POLL` seconds passed without
+    fewer tasks outstanding (so a program whose background task starts tasks forever is not
+    held here: the SDK's own wait does not wait for such tasks).
 
     Returned by the program function to ``run_in_stack``, which awaits it before the SDK's own
     wait for outstanding work (an SDK that has ``pulumi.run`` awaits what the function returns:
@@ -212,13 +213,17 @@ async def _settled() -> None:
     is awaited, cancelled or consumed: the SDK's wait still waits for everything, raises every
     failure and decides when the program is done."""
     me = asyncio.current_task()
-    pending = {task for task in asyncio.all_tasks() if task is not me and not task.done()}
-    while pending:
+
+    def outstanding() -> int:
+        return sum(1 for task in asyncio.all_tasks() if task is not me and not task.done())
+
+    before = outstanding()
+    while before:
         await asyncio.sleep(SETTLE_POLL)
-        now = {task for task in asyncio.all_tasks() if task is not me and not task.done()}
-        if now == pending:
+        now = outstanding()
+        if now >= before:  # no fewer: a task that starts tasks forever ends it too
             return
-        pending = now
+        before = now
 
 
 def main() -> None:

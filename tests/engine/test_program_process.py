@@ -69,3 +69,27 @@ def test_a_subscription_registered_after_a_quiet_half_second_is_judged(
     assert run.code == 1, run.stderr
     rules = {(v["policy"], v["urn"].rsplit("::", 1)[-1]) for v in run.json()["violations"]}
     assert ("push-endpoint-https", "late") in rules
+
+
+BACKGROUND_TICKER = (
+    "import asyncio\n"
+    "import pulumi_gcp as gcp\n"
+    "async def ticker():\n"
+    "    while True:\n"
+    "        asyncio.ensure_future(asyncio.sleep(0.001))\n"
+    "        await asyncio.sleep(0.001)\n"
+    "asyncio.ensure_future(ticker())\n"
+    "gcp.pubsub.Subscription('orders', topic='orders',\n"
+    "    push_config={'push_endpoint': 'http://hooks.example.com/push'})\n"
+)
+
+
+def test_a_program_with_a_task_that_never_ends_still_finishes(
+    team_project: Callable[..., Path],
+) -> None:
+    """A background task that starts tasks forever: the SDK waits for Outputs and registrations,
+    not for every task (pulumi/pulumi#15744), so ``pulumi preview`` finishes; pushguard's
+    bootstrap must not wait for it either (it stops when the tasks outstanding stop falling)."""
+    run = preview(team_project(BACKGROUND_TICKER), "--stack", "dev", "--format", "json")
+    assert run.code == 1, run.stderr
+    assert "push-endpoint-https" in {v["policy"] for v in run.json()["violations"]}
