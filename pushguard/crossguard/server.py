@@ -69,7 +69,7 @@ from pushguard.crossguard.routes import (
 from pushguard.crossguard.routes.shaped import mentions_push
 from pushguard.crossguard.scope import RequestScope, StackNotes, Unverified, request_scope
 from pushguard.crossguard.stack_call import analyze_stack
-from pushguard.crossguard.wire import record_secrets, secret_strings
+from pushguard.crossguard.wire import SECRET_SIG, record_secrets, secret_strings
 from pushguard.policy.config_file import (
     ALL,
     PROJECT_NUMBERS,
@@ -293,8 +293,10 @@ def _secrets(structs: list[Any], declared: list[Any] | None = None) -> set[str]:
     found: set[str] = set()
     try:
         for index, struct in enumerate(structs):
-            values = json_format.MessageToDict(struct)
             twin = declared[index] if declared is not None else None
+            if not _enveloped(struct) and (twin is None or not _enveloped(twin)):
+                continue  # no secret envelope: nothing to convert and walk
+            values = json_format.MessageToDict(struct)
             if twin is None:
                 found.update(secret_strings(values))
             else:
@@ -302,6 +304,16 @@ def _secrets(structs: list[Any], declared: list[Any] | None = None) -> set[str]:
     except Exception:
         return set()
     return found
+
+
+_SECRET_SIG_BYTES = SECRET_SIG.encode()
+
+
+def _enveloped(struct: Any) -> bool:
+    """Whether a property ``Struct`` may hold a secret envelope: its serialized bytes hold the
+    envelope's signature (a string field is serialized as its UTF-8 bytes), a necessary
+    condition read at C speed."""
+    return _SECRET_SIG_BYTES in struct.SerializeToString()
 
 
 def _once_key(policy: str, urn: str, message: str) -> tuple[str, str, str]:
