@@ -6,10 +6,11 @@ engine, and every Analyzer request its pack client sends is recorded (``Configur
 ``Analyze``, ``AnalyzeStack``; ``--save FILE`` keeps them, ``--requests FILE`` reuses them). Each
 run then builds a fresh servicer of the pack (:class:`pushguard.crossguard.server._GuardedServicer`
 with :func:`~pushguard.crossguard.policies.build_policies`), replays ``Configure`` and the
-``Analyze`` calls untimed, and times ``AnalyzeStack`` alone: no gRPC, no process start. Printed: the
-median, min and max of ``--runs`` runs, and a digest of the ``AnalyzeStack`` answer (its diagnostics
-and not-applicable entries in order; the bench's stack is compliant, so it is the digest of an
-answer without diagnostics: tests/crossguard/test_stack_call.py compares answers with findings).
+``Analyze`` calls untimed, and times ``AnalyzeStack`` alone: no gRPC, no process start. Printed:
+the median, min and max wall time of ``--runs`` runs, the median CPU time of this process
+(steadier on a shared machine), and a digest of the ``AnalyzeStack`` answer (its diagnostics and
+not-applicable entries in order; the bench's stack is compliant, so it is the digest of an answer
+without diagnostics: tests/crossguard/test_stack_call.py compares answers with findings).
 
     python bench/pack_stack_bench.py                       # record 100 components, 5 runs
     python bench/pack_stack_bench.py --save /tmp/req.json  # keep the recording
@@ -106,9 +107,10 @@ def _requests(calls: list[dict[str, str]]) -> list[tuple[str, Any]]:
     ]
 
 
-def replay(requests: list[tuple[str, Any]]) -> tuple[float, Any]:
+def replay(requests: list[tuple[str, Any]]) -> tuple[float, float, Any]:
     """A fresh servicer: every call before ``AnalyzeStack`` untimed, then ``AnalyzeStack``
-    timed. Returns its seconds and its answer."""
+    timed. Returns its wall seconds, its CPU seconds (this process's: steadier than wall time
+    on a shared machine) and its answer."""
     from pushguard.crossguard.policies import build_policies
     from pushguard.crossguard.server import _GuardedServicer
 
@@ -118,9 +120,9 @@ def replay(requests: list[tuple[str, Any]]) -> tuple[float, Any]:
         if method != "AnalyzeStack":
             getattr(servicer, method)(request, context)
             continue
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         response = servicer.AnalyzeStack(request, context)
-        return time.perf_counter() - started, response
+        return time.perf_counter() - started, time.process_time() - cpu, response
     raise SystemExit("the recording has no AnalyzeStack request")
 
 
@@ -144,10 +146,11 @@ def main() -> None:
     requests = _requests(calls)
     stack = next(r for m, r in requests if m == "AnalyzeStack")
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))  # as the pack's server does
-    times, answers = [], set()
+    times, cpu, answers = [], [], set()
     for _ in range(args.runs):
-        seconds, response = replay(requests)
+        seconds, used, response = replay(requests)
         times.append(seconds)
+        cpu.append(used)
         answers.add(digest(response))
     versions = ", ".join(
         f"{name} {metadata.version(name)}" for name in ("pulumi", "pulumi-policy", "protobuf")
@@ -156,7 +159,8 @@ def main() -> None:
     print(
         f"AnalyzeStack of {len(stack.resources)} resources, {args.runs} runs: "
         f"median {statistics.median(times):.3f} s, min {min(times):.3f} s, "
-        f"max {max(times):.3f} s; diagnostics {len(response.diagnostics)}, "
+        f"max {max(times):.3f} s; CPU median {statistics.median(cpu):.3f} s; "
+        f"diagnostics {len(response.diagnostics)}, "
         f"not applicable {len(response.not_applicable)}; answer digest {', '.join(sorted(answers))}"
     )
 

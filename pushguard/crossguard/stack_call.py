@@ -5,7 +5,7 @@ of pulumi-policy 1.21.0, the version the pack pins; repository pulumi/pulumi-pol
 ``sdk/python/lib/pulumi_policy/policy.py``) builds the ``PolicyResource`` list of the request
 again for every enabled stack policy: ``json_format.MessageToDict``, ``deserialize_properties``,
 ``unknown_checking_proxy`` and the provider's, per resource and per policy. With pushguard's 16
-stack policies that was about 60% of the pack's ``AnalyzeStack`` time (bench/RESULTS.md).
+stack policies that was most of the pack's ``AnalyzeStack`` time (bench/RESULTS.md).
 
 :func:`analyze_stack` is the same loop (same order, levels, config, ``UnknownValueError`` and
 not-applicable answers, same exceptions out of it) with the list built once, the first time an
