@@ -19,6 +19,7 @@ BENCH = ROOT / "bench"
 QUICK = {
     "receiver_bench.py": ["--runs", "1", "--tokens", "20"],
     "preview_bench.py": ["--sizes", "1", "--runs", "1"],
+    "pack_stack_bench.py": ["--components", "1", "--runs", "1"],
     "analyze_bench.py": ["--stacks", "1"],
     "redact_bench.py": [],
     "code_size.py": ["--top", "3"],

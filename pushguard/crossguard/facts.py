@@ -278,12 +278,7 @@ def held_grants(graph: StackGraph, keys: set[str], members: set[str]) -> tuple[H
     declare), each once with the names of every resource that holds it (same role, member and
     condition on an intersecting target), in declaration order; for the
     ``push-shared-iam-binding`` rule."""
-    on_keys = set(map(id, graph.grants_on(keys)))
-    found = [
-        g
-        for g in graph.grants
-        if g.additive and not g.member_unknown and (id(g) in on_keys or g.grant.member in members)
-    ]
+    found = [g for g in graph.grants_on_or_to(keys, members) if g.additive and not g.member_unknown]
     held: list[tuple[StackGrant, list[str]]] = []
     for g in found:
         same = next(

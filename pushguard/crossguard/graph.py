@@ -141,6 +141,15 @@ class StackGraph:
     perimeter_uncertain: list[str] = field(default_factory=list)
     """Why some perimeter membership cannot be decided (unknown values)."""
     problems: list[tuple[str, str]] = field(default_factory=list)
+    _grants_on: dict[str, list[int]] = field(default_factory=dict, repr=False)
+    """Target key -> positions in :attr:`grants` (kept by :meth:`_add_grant`, so a query reads
+    the grants it matches, not every grant of the stack once per subscription)."""
+    _grants_to: dict[str, list[int]] = field(default_factory=dict, repr=False)
+    """Member -> positions in :attr:`grants`."""
+    _grants_by_parent: dict[str | None, list[int]] = field(default_factory=dict, repr=False)
+    """Granting resource's parent -> positions in :attr:`grants`."""
+    _bindings_on: dict[str, list[int]] = field(default_factory=dict, repr=False)
+    """Target key -> positions in :attr:`bindings`."""
 
     @classmethod
     def build(cls, resources: Iterable[WireResource], settings: PackSettings) -> StackGraph:
@@ -312,6 +321,8 @@ class StackGraph:
             role=role, members=known, resource=self._where(resource, targets), condition=condition
         )
         unknown = any(g.member_unknown for g in grants)
+        for key in targets:
+            self._bindings_on.setdefault(key, []).append(len(self.bindings))
         self.bindings.append(StackBinding(binding, targets, unknown))
 
     def _add_grant(
@@ -337,6 +348,11 @@ class StackGraph:
         grant = IamGrant(role=role, member=member, resource=where, condition=condition)
         kind = IAM_TARGETS[resource.type][1]
         added = StackGrant(grant, targets, unknown, kind, resource.parent, resource.urn, additive)
+        position = len(self.grants)
+        for key in targets:
+            self._grants_on.setdefault(key, []).append(position)
+        self._grants_to.setdefault(member, []).append(position)
+        self._grants_by_parent.setdefault(resource.parent, []).append(position)
         self.grants.append(added)
         return added
 
@@ -372,14 +388,19 @@ class StackGraph:
         return [r for r in found if r is not None and r.type in types]
 
     def grants_on(self, keys: Iterable[str]) -> Iterator[StackGrant]:
-        """Grants whose target matches any of ``keys``."""
-        wanted = set(keys)
-        return (g for g in self.grants if g.targets & wanted)
+        """Grants whose target matches any of ``keys``, in declaration order."""
+        return (self.grants[i] for i in _positions(self._grants_on, keys))
+
+    def grants_on_or_to(self, keys: Iterable[str], members: Iterable[str]) -> list[StackGrant]:
+        """Grants whose target matches any of ``keys`` or whose member is one of ``members``,
+        each once, in declaration order."""
+        on, to = _positions(self._grants_on, keys), _positions(self._grants_to, members)
+        return [self.grants[i] for i in sorted({*on, *to})]
 
     def bindings_on(self, keys: Iterable[str]) -> Iterator[StackBinding]:
-        """Authoritative bindings whose target matches any of ``keys``."""
-        wanted = set(keys)
-        return (b for b in self.bindings if b.targets & wanted)
+        """Authoritative bindings whose target matches any of ``keys``, in declaration
+        order."""
+        return (self.bindings[i] for i in _positions(self._bindings_on, keys))
 
     def project_keys(self, project: str | None) -> set[str]:
         """Identity keys of a project given by ID or number: by both names where
@@ -398,7 +419,8 @@ class StackGraph:
         the component's grants are on more than one service."""
         if not parent or is_stack_urn(parent):
             return None
-        grants = [g for g in self.grants if g.parent == parent and g.kind in ("run", "fn")]
+        siblings = (self.grants[i] for i in self._grants_by_parent.get(parent, ()))
+        grants = [g for g in siblings if g.kind in ("run", "fn")]
         if not grants:
             return None
         keys = frozenset().union(*(g.targets for g in grants))
@@ -427,6 +449,11 @@ class StackGraph:
             if service.url and _origin(service.url) == origin:
                 return service
         return None
+
+
+def _positions(index: Mapping[Any, list[int]], keys: Iterable[Any]) -> list[int]:
+    """The positions ``index`` lists under any of ``keys``, each once, in ascending order."""
+    return sorted({i for key in set(keys) for i in index.get(key, ())})
 
 
 def _restricts_pubsub(services: tuple[str | Unknown, ...] | Unknown) -> bool | None:

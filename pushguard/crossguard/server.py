@@ -29,7 +29,10 @@ own Analyzer servicer, extended in two ways:
 
 pulumi-policy's servicer class is internal (``_PolicyAnalyzerServicer``); the supported range in
 ``pyproject.toml`` is pinned and the protocol tests start this server exactly as the Pulumi CLI
-starts a Python pack (``python -m pulumi.policy ENGINE PACK_DIR``).
+starts a Python pack (``python -m pulumi.policy ENGINE PACK_DIR``). With pushguard's own policies,
+``AnalyzeStack`` runs a copy of pulumi-policy's loop that deserialises each resource once for all
+policies instead of once per policy (:mod:`pushguard.crossguard.stack_call`; tests/crossguard/
+test_stack_call.py pins the loop copied and compares the answers of both).
 """
 
 from __future__ import annotations
@@ -37,8 +40,9 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent import futures
+from types import MappingProxyType
 from typing import Any
 
 import grpc
@@ -64,7 +68,8 @@ from pushguard.crossguard.routes import (
 )
 from pushguard.crossguard.routes.shaped import mentions_push
 from pushguard.crossguard.scope import RequestScope, StackNotes, Unverified, request_scope
-from pushguard.crossguard.wire import record_secrets, secret_strings
+from pushguard.crossguard.stack_call import analyze_stack
+from pushguard.crossguard.wire import SECRET_SIG, record_secrets, secret_strings
 from pushguard.policy.config_file import (
     ALL,
     PROJECT_NUMBERS,
@@ -112,12 +117,15 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
         """:func:`_once_key` of the ``Analyze`` diagnostics since ``Configure`` or the last
         ``AnalyzeStack``, so ``AnalyzeStack`` does not repeat them (the engine sends it once,
         after every ``Analyze`` of the stack)."""
+        own = all(isinstance(p, PushguardPolicy | ProjectNumbersPolicy) for p in policies)
         # The resource types the resource halves check, when every policy is pushguard's own.
         self._resource_types: frozenset[str] | None = (
-            MAPPED_SUBSCRIPTION_TYPES | UNCHECKABLE_TYPES | TRIGGER_TYPES
-            if all(isinstance(p, PushguardPolicy | ProjectNumbersPolicy) for p in policies)
-            else None
+            MAPPED_SUBSCRIPTION_TYPES | UNCHECKABLE_TYPES | TRIGGER_TYPES if own else None
         )
+        self._own = own
+        """Every policy is pushguard's own: ``AnalyzeStack`` deserialises each resource once
+        for all of them (:mod:`pushguard.crossguard.stack_call`)."""
+        self._stack_tags: Mapping[str, str] = MappingProxyType({})
 
     def Configure(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC method name
         """Refuse settings under ``all`` (the Pulumi CLI passes them on but no policy would read
@@ -136,6 +144,11 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
         self._reported.clear()  # a new run
         self._declared.clear()
         return super().Configure(request, context)  # type: ignore[no-untyped-call]
+
+    def ConfigureStack(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC method name
+        """Keep the stack's tags for :meth:`_stack_call`, then configure as pulumi-policy does."""
+        self._stack_tags = MappingProxyType(dict(request.tags))
+        return super().ConfigureStack(request, context)
 
     def Analyze(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC method name
         if (
@@ -163,7 +176,7 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
             [r.properties for r in request.resources],
             [declared.get(r.urn) for r in request.resources],
         )
-        response, scope = self._guarded(super().AnalyzeStack, request, context, secrets, stack=True)
+        response, scope = self._guarded(self._stack_call, request, context, secrets, stack=True)
         notes = scope.notes or StackNotes()
         for entry in sorted(set(notes.not_checked), key=lambda n: (n.policy, n.urn, n.reason)):
             policy, reason = encode(entry)
@@ -182,6 +195,15 @@ class _GuardedServicer(_PolicyAnalyzerServicer):
         response.diagnostics.extend(new)
         self._reported.clear()  # the stack is done; the next Analyze calls are another stack's
         return response
+
+    def _stack_call(self, request: Any, context: Any) -> Any:
+        """pulumi-policy's ``AnalyzeStack``: with pushguard's own policies only, the same loop
+        with each resource deserialised once (:func:`~pushguard.crossguard.stack_call.
+        analyze_stack`), else pulumi-policy's own."""
+        if not self._own:
+            return super().AnalyzeStack(request, context)  # type: ignore[no-untyped-call]
+        pack = (PACK_NAME, PACK_VERSION)
+        return analyze_stack(self, request, self._policies, self._stack_tags, pack)
 
     def _guarded(
         self,
@@ -271,8 +293,10 @@ def _secrets(structs: list[Any], declared: list[Any] | None = None) -> set[str]:
     found: set[str] = set()
     try:
         for index, struct in enumerate(structs):
-            values = json_format.MessageToDict(struct)
             twin = declared[index] if declared is not None else None
+            if not _enveloped(struct) and (twin is None or not _enveloped(twin)):
+                continue  # no secret envelope: nothing to convert and walk
+            values = json_format.MessageToDict(struct)
             if twin is None:
                 found.update(secret_strings(values))
             else:
@@ -280,6 +304,16 @@ def _secrets(structs: list[Any], declared: list[Any] | None = None) -> set[str]:
     except Exception:
         return set()
     return found
+
+
+_SECRET_SIG_BYTES = SECRET_SIG.encode()
+
+
+def _enveloped(struct: Any) -> bool:
+    """Whether a property ``Struct`` may hold a secret envelope: its serialized bytes hold the
+    envelope's signature (a string field is serialized as its UTF-8 bytes), a necessary
+    condition read at C speed."""
+    return _SECRET_SIG_BYTES in struct.SerializeToString()
 
 
 def _once_key(policy: str, urn: str, message: str) -> tuple[str, str, str]:

@@ -32,10 +32,19 @@ def test_the_servicer_constructor_takes_what_the_pack_passes() -> None:
 
 
 def test_the_servicer_methods_the_pack_overrides_or_calls_exist() -> None:
-    for name in ("Analyze", "AnalyzeStack", "Configure", "GetAnalyzerInfo"):
+    for name in ("Analyze", "AnalyzeStack", "Configure", "ConfigureStack", "GetAnalyzerInfo"):
         parameters = inspect.signature(getattr(_PolicyAnalyzerServicer, name)).parameters
         assert len(parameters) == 3, name  # self, request, context: called positionally
-    for name in ("_get_enforcement_level", "_map_enforcement_level"):
+    # the servicer's helpers pushguard's AnalyzeStack loop calls (crossguard/stack_call.py)
+    for name in (
+        "_get_enforcement_level",
+        "_map_enforcement_level",
+        "_configure_runtime_settings",
+        "_create_report_violation",
+        "_get_resource_options",
+        "_get_provider_resource",
+        "_get_policy_config",
+    ):
         assert callable(getattr(_PolicyAnalyzerServicer, name)), name
 
 

@@ -27,6 +27,7 @@ pack's to presume.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from pushguard.crossguard.wire import WireShapeError
@@ -84,10 +85,11 @@ class SpellingError(WireShapeError):
         self.got_type = "another spelling"
 
 
+@lru_cache(maxsize=4096)
 def terraform_name(key: str) -> str:
     """A Pulumi property key as pulumi-terraform-bridge's ``PulumiToTerraformName`` turns it into
     a Terraform attribute name: ``pushConfig`` and ``PushConfig`` -> ``push_config``;
-    ``push_config`` is kept."""
+    ``push_config`` is kept. (Memoised: a stack repeats the same few keys on every resource.)"""
     out = []
     for i, c in enumerate(key):
         if "A" <= c <= "Z":
@@ -97,6 +99,7 @@ def terraform_name(key: str) -> str:
     return "".join(out)
 
 
+@lru_cache(maxsize=4096)
 def pulumi_name(attribute: str) -> str:
     """A Terraform attribute name as the bridge names it for Pulumi (``TerraformToPulumiName``,
     without a schema override): ``push_config`` -> ``pushConfig``."""
