@@ -16,8 +16,12 @@ from pushguard.rules.facts import IamGrant, InvokerTarget, SubscriptionFacts
 from pushguard.rules.iam import ACT_AS, INVOKER, PUBLISHER, SUBSCRIBER, TOKEN_CREATOR
 
 
-def component_facts(name: str, spec: PushSubscriptionSpec) -> SubscriptionFacts:
-    """Rule facts for a component named ``name`` with a (possibly partly deferred) ``spec``."""
+def component_facts(
+    name: str, spec: PushSubscriptionSpec, endpoint_prefix: str = ""
+) -> SubscriptionFacts:
+    """Rule facts for a component named ``name`` with a (possibly partly deferred) ``spec``;
+    ``endpoint_prefix``: what is known of a ``push_endpoint`` that is not known yet, the text
+    before the unknown sentinel (:func:`~pushguard.components.inputs.known_prefix`)."""
     audience = effective_audience(spec)
     unknown = {
         fact
@@ -59,6 +63,7 @@ def component_facts(name: str, spec: PushSubscriptionSpec) -> SubscriptionFacts:
         project_id=project,
         project_number=number,
         push_endpoint=spec.known("push_endpoint"),
+        push_endpoint_prefix=endpoint_prefix if spec.is_deferred("push_endpoint") else "",
         push_auth_account=email,
         push_auth_account_project=None if spec.push_auth_service_account_email else project,
         audience=None if audience is DEFERRED else audience,

@@ -10,7 +10,9 @@ A value that holds Pulumi's unknown sentinel (:data:`~pushguard.components.spec.
 an offline preview's ``secure:`` stack config value, read with ``Config.get`` or
 ``Config.get_secret``, alone or inside a string built from it) is not known yet either: it is
 deferred like an Output and passed on as a *secret unknown* Output, so the resources and the
-policy pack see "known after apply", never the sentinel as if it were the value.
+policy pack see "known after apply", never the sentinel as if it were the value. What is known
+of such a string, the text before the sentinel (:func:`known_prefix`: ``http://`` of
+``"http://" + host``), is still judged by the rules that can (the push endpoint's scheme).
 """
 
 from __future__ import annotations
@@ -20,7 +22,13 @@ from typing import Any
 
 import pulumi
 
-from pushguard.components.spec import DEFERRED, PLAIN_FIELDS, holds_unknown, is_deferred
+from pushguard.components.spec import (
+    DEFERRED,
+    PLAIN_FIELDS,
+    UNKNOWN_PARTS,
+    holds_unknown,
+    is_deferred,
+)
 
 Path = tuple[str, ...]
 _NESTED = frozenset({"target", "dead_letter", "retry_policy"})
@@ -110,3 +118,23 @@ def merge_resolved(substituted: Mapping[str, Any], resolved: Mapping[Path, Any])
             target = target[part]
         target[path[-1]] = DEFERRED if holds_unknown(value) else value
     return merged
+
+
+def known_prefix(value: object) -> str:
+    """The text of a string ``value`` before its first unknown part
+    (:data:`~pushguard.components.spec.UNKNOWN_PARTS`): ``"http://"`` of ``"http://" +
+    UNKNOWN_SENTINEL + "/push"``; ``""`` for anything else (a string that holds nothing unknown,
+    an Output, a mapping). What the rules may still judge of a push endpoint that is not known
+    yet (:attr:`~pushguard.rules.facts.SubscriptionFacts.push_endpoint_prefix`)."""
+    if not isinstance(value, str):
+        return ""
+    return UNKNOWN_PARTS.known_prefix(value) or ""
+
+
+def value_at(values: Mapping[str, Any], path: Path) -> Any:
+    """The input at ``path`` of ``values`` (the args as given, nested for ``target``,
+    ``dead_letter`` and ``retry_policy``), as :func:`split_inputs` found it there."""
+    found: Any = values
+    for part in path:
+        found = found[part]
+    return found

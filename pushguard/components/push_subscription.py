@@ -17,7 +17,13 @@ from pushguard.components.audience import (
 from pushguard.components.facts import component_facts
 from pushguard.components.grants import PROVIDER_PROJECT
 from pushguard.components.ids import account_id, pubsub_id
-from pushguard.components.inputs import Path, merge_resolved, split_inputs
+from pushguard.components.inputs import (
+    Path,
+    known_prefix,
+    merge_resolved,
+    split_inputs,
+    value_at,
+)
 from pushguard.components.plumbing import NEVER_EXPIRES
 from pushguard.components.spec import (
     PushSubscriptionInputError,
@@ -35,12 +41,17 @@ __all__ = ["NEVER_EXPIRES", "TYPE_TOKEN", "PushSubscription", "gcp_provider"]
 
 
 def _check_rules(
-    name: str, spec: PushSubscriptionSpec, problems: list[tuple[str, str]], warned: set[str]
+    name: str,
+    spec: PushSubscriptionSpec,
+    problems: list[tuple[str, str]],
+    warned: set[str],
+    endpoint_prefix: str = "",
 ) -> None:
     """Add mandatory rule violations to ``problems``; log advisory ones once. Then the audience
     (:func:`~pushguard.components.audience.audience_problem`), unless the push endpoint it is
-    derived from is already reported."""
-    for finding in evaluate(component_facts(name, spec)):
+    derived from is already reported. ``endpoint_prefix``: what is known of a push endpoint
+    that holds the unknown sentinel (:func:`~pushguard.components.inputs.known_prefix`)."""
+    for finding in evaluate(component_facts(name, spec, endpoint_prefix)):
         if not finding.is_violation:
             continue
         field = COMPONENT_INPUTS.get(finding.field, "args") if finding.field else "args"
@@ -195,12 +206,13 @@ class PushSubscription(AccessChildren):
         if from_provider:
             values["project"] = _provider_project(name, opts)
         substituted, deferred, problems = split_inputs(values)
-        spec = self._validate(name, substituted, problems, set())
+        prefix = known_prefix(values.get("push_endpoint"))
+        spec = self._validate(name, substituted, problems, set(), prefix)
         super().__init__(TYPE_TOKEN, name, None, opts)
         self._name = name
         self._spec = spec
         self._provider = gcp_provider(opts)
-        self._gated, self._validated = self._gate(name, substituted, deferred)
+        self._gated, self._validated = self._gate(name, values, substituted, deferred)
         self._warn_aliases(opts)
         self._checks: list[pulumi.Output[Any]] = []
         # The project in the keys of shared grants: the plain project, else (an explicit
@@ -242,6 +254,7 @@ class PushSubscription(AccessChildren):
         values: Mapping[str, Any],
         problems: list[tuple[str, str]],
         warned: set[str],
+        endpoint_prefix: str = "",
     ) -> PushSubscriptionSpec:
         try:
             spec = validate_spec(name, values)
@@ -257,36 +270,46 @@ class PushSubscription(AccessChildren):
                 # dead-letter topic, pausing in a perimeter), on the inputs that are.
                 problems += [p for p in more.problems if p[0].split(".")[0] not in failed]
                 raise PushSubscriptionInputError(name, problems) from None
-            _check_rules(name, rest, problems, warned)
+            _check_rules(name, rest, problems, warned, endpoint_prefix)
             raise PushSubscriptionInputError(name, problems) from None
-        _check_rules(name, spec, problems, warned)
+        _check_rules(name, spec, problems, warned, endpoint_prefix)
         if problems:
             raise PushSubscriptionInputError(name, problems)
         return spec
 
     def _gate(
-        self, name: str, substituted: dict[str, Any], deferred: dict[Path, Any]
+        self,
+        name: str,
+        values: Mapping[str, Any],
+        substituted: dict[str, Any],
+        deferred: dict[Path, Any],
     ) -> tuple[dict[Path, pulumi.Output[Any]], pulumi.Output[Any] | None]:
         """Each deferred input, passed on only after the whole spec validated with it resolved,
         and that validation as an Output of ``None`` (``None`` without deferred inputs), which
         every resource of the component depends on (:meth:`_child`, :meth:`_grant`): the
         Python SDK registers a resource only once its ``depends_on`` resolved
         (``pulumi.runtime._depends_on``), so a refused value leaves none of them behind. At
-        preview, while a value is unknown, the dependency is on the resources it comes from."""
+        preview, while a value is unknown, the dependency is on the resources it comes from.
+
+        The validation reads the inputs as given in ``values``, resolved: one that resolves to a
+        string holding the unknown sentinel is validated as not known yet, but what is known of
+        a push endpoint, its start, is judged (an Output of ``"http://" + SENTINEL`` is refused
+        as a plain ``http://`` endpoint is); the resources get it as an unknown (``deferred``)."""
         if not deferred:
             return {}, None
         paths = list(deferred)
+        raw = [pulumi.Output.from_input(value_at(values, path)) for path in paths]
         warned: set[str] = set()
 
         def validate_resolved(resolved: list[Any]) -> bool:
-            merged = merge_resolved(substituted, dict(zip(paths, resolved, strict=True)))
-            self._validate(name, merged, [], warned)
+            by_path = dict(zip(paths, resolved, strict=True))
+            merged = merge_resolved(substituted, by_path)
+            prefix = known_prefix(by_path.get(("push_endpoint",)))
+            self._validate(name, merged, [], warned, prefix)
             return True
 
         # The gate carries no data, only success, so its secretness must not spread to every input.
-        gate = pulumi.Output.unsecret(
-            pulumi.Output.all(*deferred.values()).apply(validate_resolved)
-        )
+        gate = pulumi.Output.unsecret(pulumi.Output.all(*raw).apply(validate_resolved))
         gated = {
             path: pulumi.Output.all(value, gate).apply(lambda pair: pair[0])
             for path, value in deferred.items()

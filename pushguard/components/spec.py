@@ -47,6 +47,7 @@ from pushguard.components.args import INPUT_DOCS, TokenCreatorGrant
 from pushguard.components.filters import filter_problem
 from pushguard.components.limits import FUNCTION_NAME, duration_seconds, expiration_problem
 from pushguard.rules.facts import PROJECT_ID_PATTERN, PROJECT_NUMBER_PATTERN, TargetKind
+from pushguard.rules.unknown_text import UnknownText
 
 
 class _Deferred:
@@ -87,14 +88,23 @@ UNKNOWN_SENTINEL: Final = rpc.UNKNOWN
 """Pulumi's wire sentinel for a value not known until deployment. An offline preview gives a
 ``secure:`` stack config value as this string (it cannot be decrypted without the stack's secrets
 provider), so a plain ``pulumi.Config.get`` can return it, alone or inside a string built from it;
-such a value is deferred like an Output and reaches the resources as an unknown."""
+such a value is deferred like an Output and reaches the resources as an unknown. It is the one
+sentinel the Python SDK has (``UNKNOWN`` in ``sdk/python/lib/pulumi/runtime/rpc.py``,
+github.com/pulumi/pulumi), and the string one of the engine's
+(:data:`pushguard.crossguard.wire.UNKNOWN_SENTINELS`)."""
+
+UNKNOWN_PARTS: Final = UnknownText([UNKNOWN_SENTINEL])
+"""Finds :data:`UNKNOWN_SENTINEL` and fragments of it in a string
+(:mod:`pushguard.rules.unknown_text`): a program that cuts an unknown string (``s[:12]``) leaves
+a part of the sentinel, which is not known text either."""
 
 
 def holds_unknown(value: object) -> bool:
-    """True when ``value`` is, or holds, :data:`UNKNOWN_SENTINEL` (in a string, a mapping's values
-    or a list): a value that is not known yet, never one to validate."""
+    """True when ``value`` is, or holds, :data:`UNKNOWN_SENTINEL` or a fragment of it
+    (:data:`UNKNOWN_PARTS`; in a string, a mapping's values or a list): a value that is not
+    known yet, never one to validate."""
     if isinstance(value, str):
-        return UNKNOWN_SENTINEL in value
+        return UNKNOWN_PARTS.holds(value)
     if isinstance(value, Mapping):
         return any(holds_unknown(v) for v in value.values())
     if isinstance(value, list | tuple):
@@ -104,11 +114,12 @@ def holds_unknown(value: object) -> bool:
 
 def is_deferred(value: object) -> bool:
     """True for a Pulumi Output or any awaitable (a value known only later), and for a string
-    that holds :data:`UNKNOWN_SENTINEL` (built from a ``secure:`` config value, offline)."""
+    that holds :data:`UNKNOWN_SENTINEL` or a fragment of it (built from a ``secure:`` config
+    value, offline)."""
     return (
         isinstance(value, pulumi.Output)
         or inspect.isawaitable(value)
-        or (isinstance(value, str) and UNKNOWN_SENTINEL in value)
+        or (isinstance(value, str) and UNKNOWN_PARTS.holds(value))
     )
 
 

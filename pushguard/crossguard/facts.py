@@ -22,6 +22,12 @@ output itself". Such an endpoint is undecided like any other unknown (an advisor
 during preview" with ``unknownAtPreview: warn``, a violation with ``enforce``) and is checked at
 ``pulumi up``; only the service behind it (the invoker target) is taken from the dependency.
 See :func:`_unknown_endpoint_from`.
+
+A string endpoint that holds an unknown sentinel, or a fragment of one, is unknown too
+(:func:`~pushguard.crossguard.wire.holds_unknown`: a program built it from a plain value an
+offline preview does not know); the text before its first unknown part is kept
+(``push_endpoint_prefix``, :func:`~pushguard.crossguard.wire.known_prefix`) for
+``push-endpoint-https`` to judge the scheme it already decides.
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ from pushguard.crossguard.graph import (
 )
 from pushguard.crossguard.resources import WireResource
 from pushguard.crossguard.urn import urn_name
-from pushguard.crossguard.wire import UNKNOWN, get_bool, get_str
+from pushguard.crossguard.wire import UNKNOWN, get_bool, get_raw, get_str, known_prefix
 from pushguard.policy.settings import PackSettings
 from pushguard.rules.accounts import service_account_project
 from pushguard.rules.endpoint import (
@@ -160,8 +166,10 @@ def wire_facts(
     is_number = known_project is not None and known_project.isdigit()
 
     endpoint = get_str(props, "pushConfig.pushEndpoint")
+    endpoint_prefix = ""
     if endpoint is UNKNOWN:
         b.mark_unknown("push_endpoint", "pushConfig.pushEndpoint")
+        endpoint_prefix = known_prefix(get_raw(props, "pushConfig.pushEndpoint"))
     account = get_str(props, "pushConfig.oidcToken.serviceAccountEmail")
     if account is UNKNOWN:
         b.mark_unknown("push_auth_account", "pushConfig.oidcToken.serviceAccountEmail")
@@ -182,6 +190,7 @@ def wire_facts(
         subscription_id=_known(props.get("name"), last_of="/subscriptions/"),
         topic=_known(props.get("topic")),
         push_endpoint=endpoint if isinstance(endpoint, str) else None,
+        push_endpoint_prefix=endpoint_prefix,
         push_auth_account=account if isinstance(account, str) else None,
         audience=audience if isinstance(audience, str) else None,
         exactly_once_delivery=exactly_once is True,

@@ -13,7 +13,9 @@ trigger itself sets:
 - the project: ``project``, else the provider's, else the policy config's ``defaultProject``
   (as for a subscription, :meth:`WireResource.project`).
 
-A value not known at preview is unknown, with the reason (the resources it is computed from); with
+A value not known at preview is unknown, with the reason (the resources it is computed from; of an
+HTTP endpoint built from known text and an unknown value, its known start is kept, as for a
+subscription's, :mod:`pushguard.crossguard.facts`); with
 a :class:`~pushguard.crossguard.graph.StackGraph`, an account created in the same stack stands for
 its email (its project, when only that is known), as for a subscription's push-auth account.
 """
@@ -27,7 +29,7 @@ from pushguard.crossguard.facts import Resolution
 from pushguard.crossguard.graph import ACCOUNT, StackGraph
 from pushguard.crossguard.resources import WireResource
 from pushguard.crossguard.urn import urn_name
-from pushguard.crossguard.wire import UNKNOWN, Unknown, get, get_str
+from pushguard.crossguard.wire import UNKNOWN, Unknown, get, get_raw, get_str, known_prefix
 from pushguard.policy.settings import PackSettings
 from pushguard.rules.facts import EVENTARC_TRIGGER, TRIGGER_DESTINATIONS, SubscriptionFacts
 
@@ -103,8 +105,11 @@ def _read(
     elif project is None:
         unconfigured["project_id"] = resource.no_project or NO_PROJECT
     destination, endpoint = _destination(props)
+    endpoint_prefix = ""
     if endpoint is UNKNOWN:
         mark("push_endpoint", "destination")
+        if destination == "httpEndpoint":
+            endpoint_prefix = known_prefix(get_raw(props, "destination.httpEndpoint.uri"))
     account = get_str(props, "serviceAccount")
     if account is UNKNOWN:
         mark("push_auth_account", "serviceAccount")
@@ -117,6 +122,7 @@ def _read(
         project_id=None if number else known,
         project_number=known if number else None,
         push_endpoint=endpoint if isinstance(endpoint, str) else None,
+        push_endpoint_prefix=endpoint_prefix,
         push_auth_account=account if isinstance(account, str) else None,
         unknown=frozenset(unknown),
     )

@@ -29,6 +29,7 @@ from pulumi_policy.proxy import (
     UNKNOWN_STRING_VALUE,
 )
 
+from pushguard.rules.unknown_text import UnknownText
 from pushguard.state.deployment_manager import ConfigError, parse_config
 
 UNKNOWN_SENTINELS: Final = frozenset(
@@ -42,7 +43,13 @@ UNKNOWN_SENTINELS: Final = frozenset(
         UNKNOWN_ARCHIVE_VALUE,
     }
 )
-"""The strings Pulumi sends for a value that is not known yet (at preview)."""
+"""The strings Pulumi sends for a value that is not known yet (at preview): pulumi-policy's
+``UNKNOWN_*_VALUE``, the engine's ``Unknown*Value`` (``sdk/go/common/resource/plugin/rpc.go`` in
+github.com/pulumi/pulumi)."""
+
+UNKNOWN_PARTS: Final = UnknownText(UNKNOWN_SENTINELS)
+"""Finds :data:`UNKNOWN_SENTINELS` and fragments of them inside strings
+(:mod:`pushguard.rules.unknown_text`)."""
 
 SIG_KEY: Final[str] = SPECIAL_SIG_KEY
 """The key that marks a wire-form object as a special value (pulumi-policy's)."""
@@ -89,14 +96,26 @@ def is_unknown(value: object) -> bool:
 
 
 def holds_unknown(value: object) -> bool:
-    """:func:`is_unknown`, or a string that holds an unknown sentinel: what a program built from
-    a plain value an offline preview does not know (a ``secure:`` config value, a plain data
-    source's computed output, :data:`pushguard.preview.mocks.UNKNOWN_TEXT`). The engine never
+    """:func:`is_unknown`, or a string that holds an unknown sentinel or a fragment of one
+    (:data:`UNKNOWN_PARTS`): what a program built from a plain value an offline preview does not
+    know (a ``secure:`` config value, a plain data source's computed output,
+    :data:`pushguard.preview.mocks.UNKNOWN_TEXT`), whole or cut (``s[:12]``). The engine never
     sends such a string, and the text around the sentinel is not the value the cloud would give,
-    so the pack reads it as unknown (:func:`get`)."""
+    so the pack reads it as unknown (:func:`get`); what is known of it is
+    :func:`known_prefix`."""
     if is_unknown(value):
         return True
-    return isinstance(value, str) and any(s in value for s in UNKNOWN_SENTINELS)
+    return isinstance(value, str) and UNKNOWN_PARTS.holds(value)
+
+
+def known_prefix(value: object) -> str:
+    """The text of ``value`` before its first unknown part: ``"http://"`` of
+    ``"http://" + SENTINEL + "/push"``; ``""`` for a wholly unknown value, :data:`UNKNOWN`, a
+    value that is not a string and a string that holds nothing unknown. What a rule may still
+    judge of a value :func:`holds_unknown` (a push endpoint's scheme)."""
+    if not isinstance(value, str) or is_unknown(value):
+        return ""
+    return UNKNOWN_PARTS.known_prefix(value) or ""
 
 
 def plain(props: Any) -> Any:
@@ -116,6 +135,17 @@ def get(props: Mapping[str, Any], path: str) -> Any:
     bridged blocks); both are read. Raises :class:`WireShapeError` when an enclosing value is
     neither an object nor absent.
     """
+    current = get_raw(props, path)
+    return UNKNOWN if holds_unknown(current) else current
+
+
+def get_raw(props: Mapping[str, Any], path: str) -> Any:
+    """:func:`get`, but a string that holds an unknown sentinel as it is (for
+    :func:`known_prefix`); :data:`UNKNOWN` when an enclosing object is not known yet.
+
+    Raises:
+        WireShapeError: as :func:`get`.
+    """
     current: Any = props
     walked: list[str] = []
     for key in path.split("."):
@@ -133,7 +163,7 @@ def get(props: Mapping[str, Any], path: str) -> Any:
             raise WireShapeError(".".join(walked) or "properties", "an object", current)
         walked.append(key)
         current = current.get(key)
-    return UNKNOWN if holds_unknown(current) else current
+    return current
 
 
 def get_str(props: Mapping[str, Any], path: str) -> str | Unknown | None:

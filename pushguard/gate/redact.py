@@ -10,7 +10,8 @@ code passes every value through :meth:`Redactor.value` and every text through
 
 - a secret envelope ``{"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270",
   "value": ...}`` becomes ``[secret]``; Pulumi's unknown sentinels become ``[unknown]`` (inside a
-  longer string too: a string built from an offline ``secure:`` config value);
+  longer string too: a string built from an offline ``secure:`` config value; and a fragment of
+  one, 8 characters or more, where a program cut it: :mod:`pushguard.rules.unknown_text`);
 - every URL keeps its scheme, host, port and path; its userinfo becomes ``[redacted]@``, its
   query ``?[redacted]`` and its fragment ``#[redacted]``;
 - secret values are found by where Pulumi put them: every string inside a secret envelope of a
@@ -60,7 +61,6 @@ cannot be told from the text around it: only the part before the whitespace is r
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -70,7 +70,7 @@ from pushguard.crossguard.urn import parse_urn
 from pushguard.crossguard.wire import (
     SECRET_SIG,
     SIG_KEY,
-    UNKNOWN_SENTINELS,
+    UNKNOWN_PARTS,
     is_unknown,
     record_secrets,
     secret_strings,
@@ -97,12 +97,12 @@ SECRET_TEXT: Final = "[secret]"
 """What a secret value is shown as."""
 UNKNOWN_TEXT: Final = "[unknown]"
 """What a value not known until the resource is created is shown as."""
-_UNKNOWNS = re.compile("(?:" + "|".join(sorted(map(re.escape, UNKNOWN_SENTINELS))) + ")+")
-"""One or more unknown sentinels in a row: one unknown part of a string, shown once."""
 
 
 def _unknowns(text: str) -> str:
-    return _UNKNOWNS.sub(UNKNOWN_TEXT, text) if "-" in text else text
+    """``text`` with each unknown part (sentinels and fragments of them in a row,
+    :data:`~pushguard.crossguard.wire.UNKNOWN_PARTS`) shown once as :data:`UNKNOWN_TEXT`."""
+    return UNKNOWN_PARTS.replace(text, UNKNOWN_TEXT)
 
 
 @dataclass(frozen=True)

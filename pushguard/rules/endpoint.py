@@ -20,6 +20,7 @@ import functools
 import ipaddress
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import SplitResult, urlsplit
@@ -302,6 +303,52 @@ def is_google_serving_endpoint(endpoint: str) -> bool:
     except EndpointError:
         return False
     return host.endswith(GOOGLE_SERVING_SUFFIXES)
+
+
+_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-.")
+"""What a scheme is made of after its first letter (RFC 3986 s. 3.1; ``urllib.parse``'s
+``scheme_chars``, which :func:`parse_endpoint` reads the scheme with)."""
+
+
+def prefix_scheme(prefix: str) -> str | None:
+    """The scheme, lower-case, of every URL that starts with ``prefix``, read as
+    :func:`parse_endpoint` reads one (:func:`urllib.parse.urlsplit`: the text before the first
+    ``:`` when it is a letter followed by scheme characters): ``"http"`` for ``http:`` and
+    ``http://``, ``""`` (no scheme: never an absolute URL) for ``/push``, ``a.b/`` or ``:x``;
+    ``None`` when the rest decides it (``""``, ``h``, ``http``, ``ftp``: ``http`` + ``s://...``
+    is ``https``, ``ftp`` + ``/x`` has no scheme). Text before the scheme that ``urlsplit`` would
+    strip (spaces, control characters) is refused by :func:`parse_endpoint` anyway."""
+    head, colon, _ = prefix.partition(":")
+    valid = bool(head) and head[0].isascii() and head[0].isalpha() and set(head) <= _SCHEME_CHARS
+    if colon:
+        return head.lower() if valid else ""
+    return None if valid or not head else ""
+
+
+def prefix_allows_scheme(prefix: str, scheme: str) -> bool:
+    """True when a URL that starts with ``prefix`` may have ``scheme`` (lower-case; ``""``: no
+    scheme): when the prefix decides the scheme (:func:`prefix_scheme`), that one; else ``""``
+    and any scheme the prefix begins (``http`` allows ``http`` and ``https``, ``h`` allows
+    ``https``, ``ftp`` does not)."""
+    decided = prefix_scheme(prefix)
+    if decided is not None:
+        return decided == scheme
+    return not scheme or scheme.startswith(prefix.lower())
+
+
+def prefix_may_be_exempt(prefix: str, exempt_prefixes: Iterable[str]) -> bool:
+    """True when an endpoint that starts with ``prefix`` may be under one of
+    ``exempt_prefixes`` (policy config ``exemptEndpointPrefixes``): when it may have the scheme
+    of one (:func:`matches_exempt_prefix` compares schemes first). A prefix that cannot be read
+    as a URL is skipped, as :func:`matches_exempt_prefix` never matches it."""
+    for exempt in exempt_prefixes:
+        try:
+            scheme = urlsplit(exempt).scheme
+        except ValueError:
+            continue
+        if prefix_allows_scheme(prefix, scheme.lower()):
+            return True
+    return False
 
 
 _UNSAFE_FOR_EXEMPTION = re.compile(r"[\s\x00-\x1f\x7f\\]")

@@ -192,6 +192,12 @@ class SubscriptionFacts(_Frozen):
     deployment: a Cloud Run service (its default URL, ``uri``) or a Cloud Function (its
     ``cloudfunctions.net`` or ``run.app`` URL). Both are ``https://`` URLs Google issues; the
     rules presume the endpoint is that URL, perhaps with a path, until the real value is known."""
+    push_endpoint_prefix: str = ""
+    """What is known of an endpoint not known yet (``push_endpoint`` in :attr:`unknown`): the
+    text before its first unknown part, when the program built it from known text and a value
+    not known yet (``"http://" + host + "/push"`` gives ``http://``); ``""`` when nothing of it
+    is known. Only ``push-endpoint-https`` judges it (the scheme); the rules that need the host
+    wait for the whole value."""
     exempt_endpoint_prefixes: tuple[str, ...] = ()
     """Endpoint prefixes exempt from ``push-endpoint-https`` (policy config
     ``exemptEndpointPrefixes``), compared against the raw endpoint."""

@@ -23,6 +23,21 @@ value computed from it (``"http://" + ...``) alike, so neither is presumed to be
 with ``unknownAtPreview: enforce``), and checks the real value when it is known, before
 ``pulumi up`` creates the subscription.
 
+Part of an endpoint not known yet may be known, and the rule judges that part. A program that
+builds the endpoint from known text and a value an offline preview does not know (``"http://" +
+host + "/push"`` or ``pulumi.Output.concat("http://", host, "/push")``, ``host`` a plain data
+source's output or a ``secure:`` config value) sends a string holding Pulumi's unknown sentinel,
+or a cut of it (:mod:`pushguard.rules.unknown_text`). What comes before it is how the endpoint
+starts: when that already gives a scheme other than ``https`` (``http:``, ``ftp://``, as
+:func:`~pushguard.rules.endpoint.prefix_scheme` reads it) or a start no ``https://`` URL has
+(``ftp``, ``/push/``), the endpoint is a violation at the rule's level at preview, and the message
+says the scheme is known and the rest is not. A start that may still become ``https://`` (``h``,
+``http``), or is ``https://``, leaves the endpoint undecided (the host decides the rest), as does
+a start that may be under an exempt prefix of the same scheme. An endpoint that is an unknown
+Output (``Output.concat("http://", svc.uri)``, a ``StackReference`` output offline) shows nothing
+of itself: the SDK sends the whole value as the sentinel (``serialize_property`` in pulumi's
+``sdk/python/lib/pulumi/runtime/rpc.py``), so it stays undecided.
+
 Eventarc triggers (the pack, the preview and analyze): a trigger's HTTP endpoint destination
 (``destination.httpEndpoint.uri``) is where Eventarc's push subscription delivers, so it is held
 to the same scheme: ``https://``. Google allows ``http://`` there ("Only HTTP and HTTPS protocols
@@ -51,6 +66,9 @@ from pushguard.rules.endpoint import (
     non_public_reason,
     non_vpc_reason,
     parse_endpoint,
+    prefix_allows_scheme,
+    prefix_may_be_exempt,
+    prefix_scheme,
 )
 from pushguard.rules.facts import SubscriptionFacts
 
@@ -59,7 +77,7 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
     """Violation when the endpoint is not a well-formed, public ``https://`` URL (for an Eventarc
     trigger: a well-formed ``https://`` URL a service in a VPC network can have)."""
     if "push_endpoint" in facts.unknown:
-        yield Result.unknown(f"the {facts.endpoint_noun()} is not known yet", "push_endpoint")
+        yield _partly_known(facts)
         return
     google = facts.google_managed_endpoint()
     if google is not None:
@@ -94,6 +112,31 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
             "push_endpoint",
             host=endpoint.host,
         )
+
+
+def _partly_known(facts: SubscriptionFacts) -> Result:
+    """The result on an endpoint not known yet: a violation when what is known of it, its
+    start (:attr:`~pushguard.rules.facts.SubscriptionFacts.push_endpoint_prefix`), already
+    rules out ``https://`` and every exempt prefix; else undecided."""
+    prefix = facts.push_endpoint_prefix
+    noun = facts.endpoint_noun()
+    if prefix_allows_scheme(prefix, "https") or prefix_may_be_exempt(
+        prefix, facts.exempt_endpoint_prefixes
+    ):
+        return Result.unknown(f"the {noun} is not known yet", "push_endpoint")
+    scheme = prefix_scheme(prefix)
+    if scheme:
+        return Result.violation(
+            f"{_scheme_message(facts, scheme)} Its scheme is known at preview; only the rest of "
+            "it is not known yet.",
+            "push_endpoint",
+            scheme=scheme,
+        )
+    return Result.violation(
+        f"The {noun} cannot be an https:// URL: its start is known at preview and rules "
+        "https:// out; only the rest of it is not known yet. Use https://.",
+        "push_endpoint",
+    )
 
 
 def _scheme_message(facts: SubscriptionFacts, scheme: str) -> str:

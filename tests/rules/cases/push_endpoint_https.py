@@ -7,7 +7,9 @@
 
 from __future__ import annotations
 
-from tests.crossguard.wire import push_config, run_service, subscription
+from typing import Any
+
+from tests.crossguard.wire import UNKNOWN, push_config, run_service, subscription
 from tests.rules.cases._build import (
     FactCase,
     WireCase,
@@ -19,6 +21,16 @@ from tests.rules.cases._build import (
 )
 
 RULE_ID = "push-endpoint-https"
+
+
+def partly_known(prefix: str) -> dict[str, Any]:
+    """Facts of an endpoint not known yet that starts with ``prefix``."""
+    return {
+        "push_endpoint": None,
+        "push_endpoint_prefix": prefix,
+        "unknown": frozenset({"push_endpoint"}),
+    }
+
 
 FACT_CASES: list[FactCase] = [
     fact(RULE_ID, "pass", "cloud run default url"),
@@ -95,6 +107,49 @@ FACT_CASES: list[FactCase] = [
     fact(RULE_ID, "fail", "port 0", push_endpoint="https://hooks.example.com:0/push"),
     fact(RULE_ID, "fail", "octal-ish host", push_endpoint="https://0x7f.1/"),
     fact(RULE_ID, "fail", "ftp", push_endpoint="ftp://events.example.com/"),
+    # Issue 37: an endpoint not known yet whose start is known ("http://" + an unknown value).
+    fact(
+        RULE_ID,
+        "fail",
+        "http:// before an unknown part",
+        **partly_known("http://"),
+        message=("uses http://", "scheme is known at preview", "rest of it is not known yet"),
+    ),
+    fact(RULE_ID, "fail", "http: before an unknown part", **partly_known("HTTP:")),
+    fact(RULE_ID, "fail", "ftp:// before an unknown part", **partly_known("ftp://")),
+    fact(
+        RULE_ID,
+        "fail",
+        "a start no https URL has",
+        **partly_known("ftp"),
+        message=("cannot be an https:// URL", "rest of it is not known yet"),
+    ),
+    fact(RULE_ID, "fail", "no scheme before an unknown part", **partly_known("/push/")),
+    fact(RULE_ID, "pass", "https:// before an unknown part: undecided", **partly_known("https://")),
+    fact(RULE_ID, "pass", "h before an unknown part: undecided", **partly_known("h")),
+    fact(RULE_ID, "pass", "http before an unknown part: undecided", **partly_known("http")),
+    fact(RULE_ID, "pass", "nothing known: undecided", **partly_known("")),
+    fact(
+        RULE_ID,
+        "pass",
+        "http:// before an unknown part, an http prefix exempt: undecided",
+        **partly_known("http://"),
+        exempt_endpoint_prefixes=("http://partner.example/hooks",),
+    ),
+    fact(
+        RULE_ID,
+        "fail",
+        "http:// before an unknown part, another scheme exempt",
+        **partly_known("http://"),
+        exempt_endpoint_prefixes=("rpc://",),
+    ),
+    trigger_fact(
+        RULE_ID,
+        "fail",
+        "http:// before an unknown part of a trigger's endpoint",
+        **partly_known("http://"),
+        message=("trigger's HTTP endpoint uses http://", "scheme is known at preview"),
+    ),
     trigger_fact(RULE_ID, "pass", "https internal name"),
     trigger_fact(RULE_ID, "pass", "https private address", push_endpoint="https://10.0.0.5/e"),
     trigger_fact(
@@ -198,5 +253,26 @@ WIRE_CASES: list[WireCase] = [
         "eventarc trigger to an http endpoint",
         eventarc_trigger(destination={"httpEndpoint": {"uri": "http://10.0.0.5/push"}}),
         message=("trigger's HTTP endpoint uses http://",),
+    ),
+    wire(
+        RULE_ID,
+        "fail",
+        "http:// and an unknown sentinel: the scheme is known",
+        subscription(pushConfig=push_config(f"http://{UNKNOWN}/push")),
+        message=("uses http://", "scheme is known at preview"),
+    ),
+    wire(
+        RULE_ID,
+        "fail",
+        "http:// and a fragment of the sentinel: the scheme is known",
+        subscription(pushConfig=push_config(f"http://{UNKNOWN[:12]}/push")),
+        message=("uses http://", "scheme is known at preview"),
+    ),
+    wire(
+        RULE_ID,
+        "fail",
+        "eventarc trigger to http:// and an unknown sentinel",
+        eventarc_trigger(destination={"httpEndpoint": {"uri": f"http://{UNKNOWN}/push"}}),
+        message=("trigger's HTTP endpoint uses http://", "scheme is known at preview"),
     ),
 ]
