@@ -22,7 +22,8 @@ commit 1b5949891b3c), and what this monitor does offline:
   line (:mod:`pushguard.engine.reads`).
 - ``Invoke``: stack invoke transforms, then the offline answer (:func:`~pushguard.engine.
   planner.answer_invoke`: certain, or unknown, never absent; wholly unknown as
-  ``ResourceInvokeResponse.unknown``); ``pulumi:pulumi:getResource`` from the engine's own record.
+  ``ResourceInvokeResponse.unknown``, where the installed SDK's protobufs have it:
+  :data:`INVOKE_RESPONSE`); ``pulumi:pulumi:getResource`` from the engine's own record.
   A custom resource registered after a data source's boolean or number output was answered
   absent has an unset property of that name unknown (:meth:`~pushguard.engine.planner.
   EngineMocks.unknown_where_uncarried`).
@@ -46,7 +47,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 import grpc
-from google.protobuf import empty_pb2, json_format, struct_pb2
+from google.protobuf import empty_pb2, json_format, message_factory, struct_pb2
 from pulumi.runtime.proto import resource_pb2, resource_pb2_grpc
 
 from pushguard.crossguard.urn import STACK_TYPE, is_stack_urn
@@ -72,7 +73,17 @@ FEATURES = {
 
 
 PROVIDER_PREFIX = "pulumi:providers:"
-_INVOKE_FIELDS = resource_pb2.ResourceInvokeResponse.DESCRIPTOR.fields_by_name
+_MONITOR = resource_pb2.DESCRIPTOR.services_by_name["ResourceMonitor"]
+INVOKE_RESPONSE: Any = message_factory.GetMessageClass(
+    _MONITOR.methods_by_name["Invoke"].output_type
+)
+"""The message ``ResourceMonitor.Invoke`` returns in the installed SDK's protobufs: its own
+``ResourceInvokeResponse`` from pulumi 3.256.0 on, the provider's ``InvokeResponse`` before
+(``proto/pulumi/resource.proto`` of pulumi/pulumi: ``rpc Invoke(ResourceInvokeRequest) returns
+(InvokeResponse)`` at tag v3.204.0; #24100, commit bb4e4dd09475, "a pure refactor, compatible at
+the wire level": the same ``return`` = 1 and ``failures`` = 2, then #24040 added ``unknown`` = 3).
+The SDK that runs the program decodes the response with its own message, whatever pushguard's."""
+_INVOKE_FIELDS = INVOKE_RESPONSE.DESCRIPTOR.fields_by_name
 
 
 def is_loopback(target: str) -> bool:
@@ -272,7 +283,7 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer):
             answered = InvokeAnswer({"urn": args.get("urn"), "id": "", "state": state})
         else:
             answered = answer_invoke(self.mocks, request.tok, args, request.provider)
-        response = resource_pb2.ResourceInvokeResponse()
+        response = INVOKE_RESPONSE()
         getattr(response, "return").CopyFrom(_struct(answered.values))  # a Python keyword
         if answered.unknown and "unknown" in _INVOKE_FIELDS:
             response.unknown = True

@@ -40,6 +40,7 @@ from pulumi.runtime.proto import (
     resource_pb2_grpc,
 )
 
+from pushguard.engine.monitor import INVOKE_RESPONSE
 from pushguard.preview.mocks import GET_PROJECT, GcpMocks
 from pushguard.rules.accounts import service_account_email
 from tests.helpers import NUMBER, PROJECT
@@ -288,7 +289,7 @@ class RecordingMonitor(resource_pb2_grpc.ResourceMonitorServicer):
             context.abort(grpc.StatusCode.UNIMPLEMENTED, f"no function {request.tok} here")
         project = str(args.get("projectId") or self.default_project)
         answer = {"projectId": project, "number": self.numbers[project], "name": project}
-        return resource_pb2.ResourceInvokeResponse(**{"return": to_struct(answer)})
+        return INVOKE_RESPONSE(**{"return": to_struct(answer)})  # the SDK's own message
 
     def RegisterResourceOutputs(self, request: Any, context: Any) -> empty_pb2.Empty:  # noqa: N802
         with self._lock:
