@@ -47,6 +47,21 @@ UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)', re.MULTILINE)
 
 
+def _in_both(field: str) -> bool:
+    return all(
+        field in message.DESCRIPTOR.fields_by_name
+        for message in (resource_pb2.RegisterResourceRequest, resource_pb2.TransformResourceOptions)
+    )
+
+
+_REPLACE_WITH, _REPLACEMENT_TRIGGER = _in_both("replace_with"), _in_both("replacement_trigger")
+"""Whether the installed SDK's protobufs have these options in a registration and a transform's
+options: ``replace_with`` from pulumi 3.207.0 (#20693, commit 32235a17d2 of pulumi/pulumi),
+``replacement_trigger`` from 3.208.0 (#20936, commit e9a05e2d3f); at v3.204.0 neither message
+has them (``proto/pulumi/resource.proto``). Without them, a newer program's values stay in the
+request as fields pushguard's protobufs do not name, and transforms do not see them."""
+
+
 class TransformError(Exception):
     """A transform failed: the engine fails the registration (or the invoke) with it.
 
@@ -318,7 +333,6 @@ def _options(request: Any) -> resource_pb2.TransformResourceOptions:
         deleted_with=request.deletedWith,
         additional_secret_outputs=list(request.additionalSecretOutputs),
         hide_diff=list(request.hideDiffs),
-        replace_with=list(request.replace_with),
     )
     setattr(opts, "import", request.importId)
     opts.providers.update(request.providers)
@@ -329,13 +343,13 @@ def _options(request: Any) -> resource_pb2.TransformResourceOptions:
         opts.retain_on_delete = request.retainOnDelete
     if request.deleteBeforeReplaceDefined or request.deleteBeforeReplace:
         opts.delete_before_replace = request.deleteBeforeReplace
-    for source, target in (
-        ("customTimeouts", "custom_timeouts"),
-        ("replacement_trigger", "replacement_trigger"),
-        ("hooks", "hooks"),
-    ):
+    for source, target in (("customTimeouts", "custom_timeouts"), ("hooks", "hooks")):
         if request.HasField(source):
             getattr(opts, target).CopyFrom(getattr(request, source))
+    if _REPLACE_WITH:
+        opts.replace_with.extend(request.replace_with)
+    if _REPLACEMENT_TRIGGER and request.HasField("replacement_trigger"):
+        opts.replacement_trigger.CopyFrom(request.replacement_trigger)
     return opts
 
 
@@ -359,7 +373,8 @@ def _request(
     _replace(result.replaceOnChanges, opts.replace_on_changes)
     _replace(result.additionalSecretOutputs, opts.additional_secret_outputs)
     _replace(result.hideDiffs, opts.hide_diff)
-    _replace(result.replace_with, opts.replace_with)
+    if _REPLACE_WITH:
+        _replace(result.replace_with, opts.replace_with)
     _replace(result.aliasURNs, ())
     del result.aliases[:]
     result.aliases.extend(opts.aliases)
@@ -382,7 +397,7 @@ def _optional(result: Any, opts: Any) -> None:
         ("protect", "protect"),
         ("retain_on_delete", "retainOnDelete"),
         ("custom_timeouts", "customTimeouts"),
-        ("replacement_trigger", "replacement_trigger"),
+        *([("replacement_trigger", "replacement_trigger")] if _REPLACEMENT_TRIGGER else []),
         ("hooks", "hooks"),
     ):
         if not opts.HasField(source):
