@@ -37,7 +37,7 @@ from pulumi.provider.experimental.component import ComponentProvider
 
 from pushguard._about import project_url, version
 from pushguard.components.docs import camel_case
-from pushguard.components.push_subscription import PushSubscription
+from pushguard.components.hosting import component_provider
 
 PACKAGE: Final = "pushguard"
 """The package name in the schema: the first part of every type token."""
@@ -133,8 +133,8 @@ def plain_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
 def provider() -> ComponentProvider:
     """The component provider of ``PushSubscription`` at the installed pushguard version, serving
-    :func:`plain_schema`."""
-    hosted = ComponentProvider([PushSubscription], PACKAGE, version=version())
+    :func:`plain_schema` (made by :func:`~pushguard.components.hosting.component_provider`)."""
+    hosted = component_provider(PACKAGE, version=version())
     hosted.schema = json.dumps(plain_schema(json.loads(hosted.schema or "{}")))
     return hosted
 

@@ -63,11 +63,9 @@ def expands(type_token: str) -> bool:
 
 @functools.cache
 def _provider() -> ComponentProvider:
-    from pulumi.provider.experimental.component import ComponentProvider  # noqa: PLC0415
+    from pushguard.components.hosting import component_provider  # noqa: PLC0415
 
-    from pushguard.components import PushSubscription  # noqa: PLC0415
-
-    return ComponentProvider([PushSubscription], PACKAGE)
+    return component_provider(PACKAGE)
 
 
 def _construct_request(request: Any) -> provider_pb2.ConstructRequest:

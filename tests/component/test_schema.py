@@ -6,10 +6,12 @@ from __future__ import annotations
 from pulumi.provider.experimental.analyzer import Analyzer
 
 from pushguard.components import PushSubscription
+from pushguard.components.hosting import analysable
 
 
 def analyze():
-    return Analyzer("pushguard").analyze([PushSubscription])
+    with analysable():  # what the components/ plugin and the preview analyse with
+        return Analyzer("pushguard").analyze([PushSubscription])
 
 
 def test_schema_has_every_input_and_output_in_camel_case() -> None:
