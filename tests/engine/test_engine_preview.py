@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from tests.engine.conftest import ROOT, TEAM_ONLY_MODULE, preview, project_file
+from tests.sdk import PULUMI_RUN, SDK_VERSION
 
 HTTP_SUBSCRIPTION = (
     "import pulumi_gcp as gcp\n"
@@ -143,12 +144,18 @@ def test_the_program_runs_in_its_own_environment_not_pushguards(
 
 
 def test_a_program_using_pulumi_run_is_previewed(team_project: Callable[..., Path]) -> None:
+    """With an SDK older than ``pulumi.run`` the program fails as it would under
+    ``pulumi preview``: exit 2 naming the attribute the SDK does not have."""
     program = (
         "import pulumi\n\n\nasync def main():\n"
         + "".join(f"    {line}\n" for line in HTTP_SUBSCRIPTION.splitlines())
         + "    return {'ok': 1}\n\n\npulumi.run(main)\n"
     )
     run = preview(team_project(program), "-f", "json")
+    if SDK_VERSION < PULUMI_RUN:
+        assert run.code == 2, run.stderr
+        assert "module 'pulumi' has no attribute 'run'" in run.stderr
+        return
     assert run.code == 1, run.stderr
     assert ("push-endpoint-https", "mandatory") in _rules(run.json())
 

@@ -20,6 +20,7 @@ import pytest
 
 from pushguard.rules import RULES
 from tests.engine.conftest import preview
+from tests.sdk import SDK_VERSION, WHOLLY_UNKNOWN
 
 OIDC = "{'service_account_email': 'push@acme-orders.iam.gserviceaccount.com', 'audience': 'orders'}"
 KEY = "projects/acme-orders/locations/global/keyRings/push/cryptoKeys/endpoint"
@@ -122,15 +123,26 @@ def test_a_function_no_installed_sdk_defines_is_wholly_unknown(
     team_project: Callable[..., Path],
 ) -> None:
     """An output-form invoke of a package pushguard does not have: its whole result is unknown,
-    so an endpoint read from it is unknown, not absent."""
+    so an endpoint read from it is unknown, not absent.
+
+    An SDK older than ``WHOLLY_UNKNOWN`` (tests/sdk.py) reads no ``unknown`` in the answer and
+    gets the invoke's arguments back, so the endpoint it reads is absent: the report still lists
+    the function as unknown offline, and ``unknownAtPreview: enforce`` fails the run naming it."""
     endpoint = (
         "pulumi.runtime.invoke_output('acme:index:getEndpoint', {'name': 'orders'})"
         ".apply(lambda result: result.get('url'))"
     )
-    run = preview(team_project(_subscription(endpoint)), "-f", "json")
+    folder = team_project(_subscription(endpoint))
+    run = preview(folder, "-f", "json")
     assert run.code == 0, run.stderr
     report = run.json()
-    assert _inputs(report, "orders")["pushConfig"]["pushEndpoint"] == "[unknown]"
-    assert "orders" in _findings(report, "push-endpoint-https")
     listed = report["unknownOffline"]
     assert any("acme:index:getEndpoint" in u["message"] for u in listed), listed
+    if SDK_VERSION < WHOLLY_UNKNOWN:
+        assert _inputs(report, "orders")["pushConfig"]["pushEndpoint"] is None
+        enforced = preview(folder, "-f", "json", "--policy-config", _enforce(folder))
+        assert enforced.code == 2, enforced.stderr
+        assert "dataSource acme:index:getEndpoint" in enforced.stderr
+        return
+    assert _inputs(report, "orders")["pushConfig"]["pushEndpoint"] == "[unknown]"
+    assert "orders" in _findings(report, "push-endpoint-https")

@@ -26,7 +26,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
-from inspect import isawaitable
 from typing import Any
 from urllib.parse import unquote, urlparse
 
@@ -91,6 +90,11 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         self.transforms = Transforms()
         """Resource and invoke transforms, run as the engine runs them (see
         :mod:`pushguard.preview.transforms`)."""
+        self.config: dict[str, str] = {}
+        self.secret_keys: list[str] = []
+        """The stack's config, as the engine sends it with ``Construct`` (kept here: before pulumi
+        3.225.0, #22017, the SDK calls the monitor from executor threads without the program's
+        context, where the config's ``ContextVar`` is empty)."""
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
         """The URN the engine gives a resource: ``urn:pulumi:STACK::PROJECT::TYPES::NAME``, where
@@ -312,6 +316,7 @@ def run_program_capturing(
     pulumi_settings.reset_options()
     pulumi.runtime.set_all_config(dict(config or {}), list(secret_keys))
     monitor = RecordingMonitor(mocks, on_record)
+    monitor.config, monitor.secret_keys = dict(config or {}), list(secret_keys)
     logs = _LogCollector()
     logger = logging.getLogger("pushguard.preview.program")
     logger.propagate = False
@@ -324,7 +329,7 @@ def run_program_capturing(
     _quiet_duplicate_reports(_ensure_event_loop())  # type: ignore[no-untyped-call]
     try:
         with _marking_output_invokes():
-            _sync_await(run_pulumi_func(_in_stack(program)))
+            _sync_await(_run_in_stack(program))
     except (Exception, SystemExit) as exc:
         error = exc
     finally:
@@ -357,15 +362,27 @@ def _quiet_duplicate_reports(loop: asyncio.AbstractEventLoop) -> None:
     _QUIETED.add(loop)
 
 
-def _in_stack(program: Callable[[], Any]) -> Callable[[], Any]:
+async def _run_in_stack(program: Callable[[], Any]) -> None:
+    """As ``pulumi.runtime.stack.run_in_stack`` runs a program: the monitor's feature support
+    loaded first (``_load_monitor_feature_support``), then the program (:func:`_in_stack`).
+    Before pulumi 3.258.0 (#24308, commit 73d0fe0e5c56) ``set_mocks`` does not load it, and
+    without it the SDK refuses transforms ("The Pulumi CLI does not support transforms")."""
+    await pulumi_settings._load_monitor_feature_support()
+    await run_pulumi_func(_in_stack(program))
+
+
+def _in_stack(program: Callable[[], Any]) -> Callable[[], None]:
     """``program``, then the stack's outputs registered, as the language host runs a program
     (``pulumi.runtime.stack.run_in_stack``). The mock runtime registers the stack's outputs when
-    it creates the stack, before the program exports anything, so they are registered again."""
+    it creates the stack, before the program exports anything, so they are registered again.
 
-    async def run() -> None:
-        result = program()
-        if isawaitable(result):
-            await result
+    A plain function, not a coroutine function: ``run_pulumi_func`` awaits what its function
+    returns only from pulumi 3.254.0 (#23945, commit f2df4f614b75, with ``pulumi.run``); at
+    v3.204.0 (``sdk/python/lib/pulumi/runtime/stack.py``) it calls ``func()`` and drops the
+    result, so a coroutine would never run and the program would register nothing."""
+
+    def run() -> None:
+        program()
         stack = pulumi_settings.get_root_resource()
         if isinstance(stack, Stack):
             stack.register_outputs(massage(stack.outputs, []))

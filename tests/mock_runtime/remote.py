@@ -31,7 +31,6 @@ async def _construct(monitor: Any, request: Any, settings: dict[str, Any]) -> An
     pulumi_settings.configure(
         pulumi_mocks.MockSettings(  # type: ignore[no-untyped-call]
             monitor=monitor,
-            monitor_features=set(settings["monitor_features"]),
             engine=pulumi_mocks.MockEngine(logging.getLogger(_LOGGER)),
             project=settings["project"],
             stack=settings["stack"],
@@ -41,6 +40,9 @@ async def _construct(monitor: Any, request: Any, settings: dict[str, Any]) -> An
         )
     )
     pulumi_config.set_all_config(settings["config"], settings["secret_keys"])
+    # The monitor's features, asked as the plugin's SDK asks its monitor (which settings field
+    # keeps them depends on the SDK: ``monitor_features`` from pulumi 3.258.0, #24308).
+    await pulumi_settings._load_monitor_feature_support()
     construct = _construct_request(request)
     servicer = ProviderServicer(_provider(), [], "")
     inputs = await servicer._construct_inputs(construct.inputs, construct.inputDependencies)
@@ -69,10 +71,9 @@ def construct_in_place(monitor: Any, request: Any) -> Any:
         "stack": pulumi_settings.get_stack(),
         "organization": pulumi_settings.get_organization(),
         "dry_run": pulumi_settings.is_dry_run(),
-        "monitor_features": pulumi_settings.SETTINGS.monitor_features,
         # the stack's config, as the engine sends it with ``Construct``
-        "config": dict(pulumi_config.CONFIG.get()),
-        "secret_keys": list(pulumi_config._SECRET_KEYS.get()),  # no public reader
+        "config": dict(monitor.config),
+        "secret_keys": list(monitor.secret_keys),
     }
     try:
         response = construct_alone(lambda: _construct(monitor, request, settings), request.name)

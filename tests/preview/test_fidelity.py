@@ -23,8 +23,10 @@ from pushguard.preview.origin import PreviewError, ProgramOrigin
 from pushguard.preview.project import find_project, load_project
 from pushguard.preview.stacks import choose_stack, load_stack
 from pushguard.preview.streaming import AnalyzerRequests
+from tests.helpers import secret_unknown_as_sent
 from tests.mock_runtime import engine
 from tests.mock_runtime.engine import run_program_capturing
+from tests.sdk import needs_sdk
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
 SECRET_VALUE = "1b47061264138c4ac30d75fd1eb44270"
@@ -209,6 +211,12 @@ def test_the_stack_urn_and_analyzer_requests_use_the_short_name(project: Path) -
 # --- 3. data sources are unknown at preview -----------------------------------------------------
 
 
+@needs_sdk(
+    "3.256.0",
+    "an output-form invoke told apart and answered wholly unknown under the mock runtime (its "
+    "monitor call in the invoke's context: #22017, commit 4e8535e5b6, 3.225.0; "
+    "ResourceInvokeResponse.unknown: #24040, commit 3abcd594a4, 3.256.0)",
+)
 def test_an_output_form_data_source_is_unknown_at_preview() -> None:
     seen: dict[str, object] = {}
 
@@ -296,8 +304,10 @@ def test_a_component_fed_a_data_source_uri_previews_with_the_endpoint_undecided(
     [sub] = [r for r in report["resources"] if r["type"] == "gcp:pubsub/subscription:Subscription"]
     # The engine cannot tell an output-form invoke from a plain one: both get the computed
     # outputs as strings holding the unknown sentinel, which the component passes on as a
-    # secret unknown (components/inputs.py), shown as a secret.
-    assert sub["inputs"]["pushConfig"]["pushEndpoint"] == "[secret]"
+    # secret unknown (components/inputs.py), shown as a secret; an SDK that drops the secret
+    # marker of an unknown value sends it as a plain unknown (tests/helpers.py).
+    shown = "[unknown]" if secret_unknown_as_sent() == UNKNOWN else "[secret]"
+    assert sub["inputs"]["pushConfig"]["pushEndpoint"] == shown
     endpoint = [v for v in report["violations"] if v["policy"] == "push-endpoint-https"]
     assert endpoint, report["violations"]
     assert all("not known" in v["message"] and "orders" in v["message"] for v in endpoint)
