@@ -19,6 +19,7 @@ from pushguard._about import project_url
 EXTRA_MODULES: Final[dict[str, tuple[str, ...]]] = {
     "pulumi": ("pulumi", "pulumi_gcp", "pulumi_policy", "grpc", "ahocorasick"),
     "audit": ("pyspark", "pyarrow", "pandas"),
+    "guardrails": ("celpy", "yaml"),
 }
 """Top-level modules each extra's distributions provide, as the commands import them."""
 
