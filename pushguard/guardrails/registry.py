@@ -95,8 +95,11 @@ ENTRIES: Final[Mapping[str, Entry]] = MappingProxyType(
         ),
         "push-no-exactly-once": Entry(
             Status.PARTIAL,
-            "compiled: exactly-once delivery on a push subscription; left out: " + GCF_WIDER,
+            "compiled: exactly-once delivery on a push subscription; left out: "
+            + GCF_WIDER
+            + ", with or without an OIDC token (the condition's length limit)",
             conditions.no_exactly_once,
+            without_account=True,
         ),
         "push-agent-token-creator": _not(
             IAM + ", and the Pub/Sub service agent's e-mail, which needs the project number"
