@@ -90,8 +90,8 @@ def _excepted(rule: Rule, settings: PackSettings, today: date) -> list[str]:
 
 def _condition(entry: Entry, settings: PackSettings, excepted: list[str]) -> str:
     """The rule's condition, then ``!(has(resource.name) && (managed forms || exceptions))``."""
-    assert entry.build is not None  # noqa: S101 - only called for compiled entries
-    also = ()
+    assert entry.build is not None
+    also: tuple[str, ...] = ()
     if excepted:
         names = "|".join(cel.re2_literal(n) for n in excepted)
         also = (cel.matches("resource.name", f"^({names})$"),)
@@ -116,7 +116,7 @@ def _perimeter_projects(settings: PackSettings) -> list[str]:
 
 
 def _policies(
-    rule: Rule, cid: str, org: str, enforced: bool, settings: PackSettings, options: Options
+    rule: Rule, cid: str, org: str, *, enforced: bool, settings: PackSettings, options: Options
 ) -> list[PolicyFile]:
     """The policies that attach the constraint: one at the organisation, or for the perimeter
     rule one per perimeter project (or one at the organisation conditioned on the tag)."""
@@ -170,8 +170,8 @@ def _compile_rule(rule: Rule, config: RuleConfig, org: str, options: Options, ou
     check_expression(condition, "constraint", f"{rule.id}: condition")
     limits.check_length(f"{rule.id}: condition", condition, limits.CONDITION_MAX)
     enforced = options.enforce and level is EnforcementLevel.MANDATORY
-    policies = _policies(rule, cid, org, enforced, settings, options)
-    description = constraint_description(rule, level, entry, settings, policies, excepted)
+    policies = _policies(rule, cid, org, enforced=enforced, settings=settings, options=options)
+    description = constraint_description(rule, level, entry, settings, policies)
     limits.check_length(f"{rule.id}: description", description, limits.DESCRIPTION_MAX)
     display = f"pushguard {rule.id}: {rule.title}"
     limits.check_length(f"{rule.id}: displayName", display, limits.DISPLAY_NAME_MAX)
@@ -191,7 +191,7 @@ def _compile_rule(rule: Rule, config: RuleConfig, org: str, options: Options, ou
     out.policies += policies
     reason = entry.reason if policies else _unattached(entry.reason)
     out.coverage.append(Coverage(rule.id, "constraint", entry.status, reason))
-    _compile_module(rule, level, entry, settings, condition, out)
+    _compile_module(rule, level, entry=entry, settings=settings, condition=condition, out=out)
 
 
 def _unattached(reason: str) -> str:
@@ -204,6 +204,7 @@ def _unattached(reason: str) -> str:
 def _compile_module(
     rule: Rule,
     level: EnforcementLevel,
+    *,
     entry: Entry,
     settings: PackSettings,
     condition: str,

@@ -70,7 +70,10 @@ def no_exactly_once(_: PackSettings) -> str:
     return all_of([PUSH, f"has({field})", f"{field} == true"])
 
 
-_PY_SPACE = r"\t\n\x{0b}\x{0c}\r\x{1c}-\x{1f} \x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}"
+_PY_SPACE = (
+    r"\t\n\x{0b}\x{0c}\r\x{1c}-\x{1f} \x{85}\x{a0}\x{1680}\x{2000}-\x{200a}"
+    r"\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}"
+)
 """Python's ``str.isspace`` characters, which ``str.strip`` removes (the rule strips the
 audience)."""
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import celpy
+from celpy.adapter import json_to_cel
 
 from pushguard.policy.resources import path_project
 from pushguard.rules.facts import SubscriptionFacts
@@ -53,7 +54,7 @@ def evaluate(expression: str, resource: Mapping[str, Any]) -> bool:
         celpy.CELEvalError: the expression errs on this resource (a field read without ``has()``).
         TypeError: the expression's value is not a boolean.
     """
-    value = _program(expression).evaluate({"resource": celpy.json_to_cel(dict(resource))})
+    value = _program(expression).evaluate({"resource": json_to_cel(dict(resource))})
     if not isinstance(value, celpy.celtypes.BoolType):
         raise TypeError(f"the expression gave {type(value).__name__}, not a boolean")
     return bool(value)

@@ -68,6 +68,13 @@ SHA_CUSTOM_CONFIG_REST: Final = (
 ``severity``, ``description``, ``recommendation``; "Each custom module can specify up to 5
 resource types")."""
 
+SHA_GCLOUD_CREATE: Final = (
+    "https://cloud.google.com/sdk/gcloud/reference/scc/custom-modules/sha/create"
+)
+"""``gcloud scc custom-modules sha create --custom-config-from-file=PATH_TO_FILE
+--display-name=DISPLAY_NAME --enablement-state=ENABLEMENT_STATE [--organization=...]`` (its
+example display name: ``test_display_name``)."""
+
 SUBSCRIPTION_REST: Final = (
     "https://cloud.google.com/pubsub/docs/reference/rest/v1/projects.subscriptions"
 )

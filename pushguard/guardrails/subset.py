@@ -29,6 +29,7 @@ from collections.abc import Iterator, Mapping
 from typing import Final
 
 import celpy
+from celpy.celparser import CELParseError
 from lark import Token, Tree
 
 from pushguard.guardrails.model import GuardrailError, Target
@@ -44,7 +45,7 @@ _FORBIDDEN_NODES: Final = frozenset({"map_lit", "list_lit", "member_object", "me
 indexing): refused, so the subset stays what the documented examples show."""
 
 
-def _calls(tree: Tree) -> Iterator[str]:
+def _calls(tree: Tree[Token]) -> Iterator[str]:
     """The name of every function or macro called in ``tree``: ``f(...)`` (``ident_arg``) and
     ``x.f(...)`` (``member_dot_arg``), as cel-python's grammar names them."""
     for node in tree.iter_subtrees():
@@ -65,7 +66,7 @@ def check_expression(expression: str, target: Target, field: str) -> None:
     """
     try:
         tree = celpy.Environment().compile(expression)
-    except celpy.CELParseError as error:
+    except CELParseError as error:
         raise GuardrailError(field, f"is not CEL: {error}") from None
     allowed = SUBSET[target]
     refused = sorted({name for name in _calls(tree) if name not in allowed})

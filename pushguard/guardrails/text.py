@@ -41,13 +41,14 @@ def constraint_description(
     entry: Entry,
     settings: PackSettings,
     policies: list[PolicyFile],
-    excepted: list[str],
 ) -> str:
     """The constraint's ``description``: the rule ID and level, the rule's title, what is left
     to the pack and the audit (for a ``partial`` rule), the scope, the exceptions, the docs."""
     left = f" Partial: {entry.reason}." if entry.status is Status.PARTIAL else ""
-    never = " Subscriptions Google creates (Cloud Build gcb-*, 1st-gen Cloud Functions gcf-*) are never denied."
-    del excepted  # the exceptions are described from the settings, with their dates
+    never = (
+        " Subscriptions Google creates (Cloud Build gcb-*, 1st-gen Cloud Functions gcf-*) are "
+        "never denied."
+    )
     return (
         f"pushguard rule {rule.id} ({level.value}): {rule.title}. Denies what the rule reports "
         f"from the subscription alone.{left}{_scope(entry, policies)}{never}"

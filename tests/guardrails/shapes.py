@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import tests.rules.cases as cases
 from pushguard.rules.google_managed import topic_path
-from tests.rules.test_google_managed import LOOK_ALIKES, P, RECOGNISED
+from tests.rules import cases
+from tests.rules.test_google_managed import LOOK_ALIKES, RECOGNISED, P
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 Shape = tuple[str, dict[str, Any]]

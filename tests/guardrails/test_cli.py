@@ -74,18 +74,20 @@ def test_a_second_run_replaces_the_previous_output(tmp_path: Path) -> None:
     assert first.keys() == second.keys() and first != second
 
 
+YESTERDAY = (utc_today() - timedelta(days=1)).isoformat()
+MANY = [f"https://p{i}.example/" for i in range(14)]
 BAD = {
     "unknown rule": ({"push-no-such-rule": "mandatory"}, [], "push-no-such-rule"),
     "malformed organization": ({}, ["--organization", "acme"], "--organization"),
     "expired exception": (
         {"push-auth-oidc": {"exceptions": [
-            {"resource": LEGACY, "reason": "r", "expires": (utc_today() - timedelta(days=1)).isoformat()}
+            {"resource": LEGACY, "reason": "r", "expires": YESTERDAY}
         ]}},
         [],
         "push-auth-oidc.exceptions[0].expires",
     ),
     "limit exceeded": (
-        {"push-endpoint-https": {"exemptEndpointPrefixes": [f"https://p{i}.example/" for i in range(14)]}},
+        {"push-endpoint-https": {"exemptEndpointPrefixes": MANY}},
         [],
         "push-endpoint-https: condition",
     ),

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pushguard.guardrails import GuardrailError, Options, compile_guardrails
-from pushguard.guardrails import cel, limits
+from pushguard.guardrails import GuardrailError, Options, cel, compile_guardrails, limits
 from pushguard.guardrails.resource import evaluate
 from pushguard.guardrails.subset import check_expression
 from tests.guardrails.configs import config
