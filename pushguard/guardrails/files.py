@@ -12,7 +12,8 @@ written (all at once, or none).
   :data:`~pushguard.guardrails.sources.POLICY_RULE_REST`), for ``gcloud org-policies set-policy
   FILE``; a dry-run policy logs violations and denies nothing
   (:data:`~pushguard.guardrails.sources.DRY_RUN_PAGE`). A tag-conditioned policy has the tag's
-  rule and an unconditional ``enforce: false`` for every other resource;
+  rule and the one unconditional rule, ``enforce: false``, that a boolean policy with conditions
+  needs (:data:`~pushguard.guardrails.sources.POLICY_SPEC_RULES`);
 - ``scc/<module>.yaml``: a Security Health Analytics custom config in the property names of the
   SHA page (``resource_selector.resource_types``, ``predicate.expression``, ``severity``,
   ``description`` and ``recommendation`` in quotation marks:

@@ -40,6 +40,15 @@ resource.matchTag(), resource.matchTagId(), resource.hasTagKey(), or resource.ha
 function; ``matchTag`` takes the tag key's namespaced name (``123456789012/environment``) and the
 value's short name."""
 
+POLICY_SPEC_RULES: Final = (
+    "https://pub.dev/documentation/googleapis/latest/orgpolicy_v2/"
+    "GoogleCloudOrgpolicyV2PolicySpec/rules.html"
+)
+"""``PolicySpec.rules`` (generated from Google's API description): "In policies for boolean
+constraints [...] There must be one and only one policy rule where condition is unset. Boolean
+policy rules with conditions must set enforced to the opposite of the policy rule without a
+condition" (quoted)."""
+
 DRY_RUN_PAGE: Final = "https://docs.cloud.google.com/organization-policy/test-policies"
 """Organization policies in dry-run mode: "violations of the policy are audit logged, but the
 violating actions aren't denied"."""
