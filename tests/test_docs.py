@@ -448,7 +448,9 @@ def test_pushguard_command_check_catches_unknown_options_and_values() -> None:
         check_pushguard(["pushguard", "pack", "publish"])
 
 
-INLINE_COMMAND = re.compile(r"`(pushguard (?:rules|preview|analyze|audit|pack)\b(?!:)[^`]*)`")
+INLINE_COMMAND = re.compile(
+    r"`(pushguard (?:rules|preview|analyze|audit|pack|guardrails)\b(?!:)[^`]*)`"
+)
 
 
 @pytest.mark.parametrize("page", sorted(PAGES))

@@ -25,6 +25,7 @@ from pushguard.cli.exit import (
     write_usage_report,
 )
 from pushguard.cli.extras import require_extra
+from pushguard.cli.guardrails_command import guardrails_command
 from pushguard.cli.help import UncutCommand, UncutGroup
 from pushguard.cli.rules_view import print_rules
 from pushguard.preview.limits import DEFAULT_TIMEOUT
@@ -324,6 +325,8 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
         debug=debug,
     )
 
+
+app.command("guardrails", cls=UncutCommand)(guardrails_command)
 
 pack_app = typer.Typer(
     help="The CrossGuard policy pack, for `pulumi policy publish`.",
