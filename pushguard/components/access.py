@@ -195,36 +195,7 @@ class AccessChildren(ChildPlumbing):
         spec = self._spec.dead_letter
         if spec is None:
             return None
-        given = self._input("dead_letter", "topic")
-        kept = None
-        if given is None:
-            topic_id = self._generated_id(project, lambda p, urn: pubsub_id(p, urn, "dead-letter"))
-            created = gcp.pubsub.Topic(
-                f"{self._name}-dead-letter", name=topic_id, project=project, opts=self._child()
-            )
-            topic: Any = pulumi.Output.concat("projects/", project, "/topics/", created.name)
-            if spec.subscription:
-                kept = gcp.pubsub.Subscription(
-                    f"{self._name}-dead-letter",
-                    name=topic_id,
-                    project=project,
-                    topic=topic,
-                    message_retention_duration=self._input(
-                        "dead_letter", "message_retention_duration"
-                    ),
-                    expiration_policy=gcp.pubsub.SubscriptionExpirationPolicyArgs(
-                        ttl=NEVER_EXPIRES
-                    ),
-                    opts=self._child(),
-                )
-        else:
-            topic = pulumi.Output.all(project, given).apply(
-                lambda pair: (
-                    pair[1]
-                    if pair[1].startswith("projects/")
-                    else f"projects/{pair[0]}/topics/{pair[1]}"
-                )
-            )
+        topic, kept = self._dead_letter_topic(project, spec.subscription)
         path = self._plain("dead_letter", "topic")
         project_key = self._project_key
         if path and not path.startswith("projects/"):
@@ -243,6 +214,40 @@ class AccessChildren(ChildPlumbing):
             max_delivery_attempts=self._input("dead_letter", "max_delivery_attempts"),
         )
         return policy, publisher, kept
+
+    def _dead_letter_topic(
+        self, project: Any, keep_messages: bool
+    ) -> tuple[Any, gcp.pubsub.Subscription | None]:
+        """The dead-letter topic's path and the pull subscription made on it (see
+        :meth:`_dead_letter`): the topic ``dead_letter.topic`` names, or a new ``NAME-dead-letter``
+        topic with, when ``keep_messages``, its ``NAME-dead-letter`` pull subscription."""
+        given = self._input("dead_letter", "topic")
+        if given is not None:
+            topic = pulumi.Output.all(project, given).apply(
+                lambda pair: (
+                    pair[1]
+                    if pair[1].startswith("projects/")
+                    else f"projects/{pair[0]}/topics/{pair[1]}"
+                )
+            )
+            return topic, None
+        topic_id = self._generated_id(project, lambda p, urn: pubsub_id(p, urn, "dead-letter"))
+        created = gcp.pubsub.Topic(
+            f"{self._name}-dead-letter", name=topic_id, project=project, opts=self._child()
+        )
+        topic = pulumi.Output.concat("projects/", project, "/topics/", created.name)
+        if not keep_messages:
+            return topic, None
+        kept = gcp.pubsub.Subscription(
+            f"{self._name}-dead-letter",
+            name=topic_id,
+            project=project,
+            topic=topic,
+            message_retention_duration=self._input("dead_letter", "message_retention_duration"),
+            expiration_policy=gcp.pubsub.SubscriptionExpirationPolicyArgs(ttl=NEVER_EXPIRES),
+            opts=self._child(),
+        )
+        return topic, kept
 
     def _dead_letter_subscriber(
         self,

@@ -79,6 +79,25 @@ def _hold(
         )
 
 
+def _hold_when_resolved(
+    program: _Program,
+    component: str,
+    key: tuple[str, ...],
+    registry_key: tuple[Any, ...],
+    provider_project: pulumi.Output[str],
+) -> pulumi.Output[bool]:
+    """:func:`_hold` the binding ``key`` once ``provider_project`` resolves (standing for
+    :data:`PROVIDER_PROJECT` in it): an Output of ``True``, failing when the binding is held
+    twice."""
+
+    def resolved(project: str) -> bool:
+        bound = tuple(part.replace(PROVIDER_PROJECT, project) for part in key)
+        _hold(program, component, bound, registry_key)
+        return True
+
+    return provider_project.apply(resolved)
+
+
 def shared_grant(
     component: str,
     key: tuple[str, ...],
@@ -125,27 +144,15 @@ def shared_grant(
         return found
     name = f"pushguard-grant-{_digest(provider_name if scoped else '', key)}"
     if program.names.get(name, registry_key) != registry_key:
-        raise PushSubscriptionInputError(
-            component,
-            [
-                (
-                    "project",
-                    f"is required with this gcp provider: two providers named {provider_name!r} "
-                    f"both give the project of components needing {_describe(key)}; set the "
-                    "project input",
-                )
-            ],
+        message = (
+            f"is required with this gcp provider: two providers named {provider_name!r} both "
+            f"give the project of components needing {_describe(key)}; set the project input"
         )
+        raise PushSubscriptionInputError(component, [("project", message)])
     if scoped:
         if provider_project is None:
             raise ValueError("a key holding PROVIDER_PROJECT needs provider_project")
-
-        def resolved(project: str) -> bool:
-            bound = tuple(part.replace(PROVIDER_PROJECT, project) for part in key)
-            _hold(program, component, bound, registry_key)
-            return True
-
-        check = provider_project.apply(resolved)
+        check = _hold_when_resolved(program, component, key, registry_key, provider_project)
         if checks is not None:
             checks.append(check)
     else:

@@ -65,26 +65,49 @@ def is_secret_name(name: str) -> bool:
     )
 
 
-def check(facts: SubscriptionFacts) -> Iterator[Result]:
-    """Violation when a query parameter's name says it carries a secret."""
-    if not facts.push_endpoint or "push_endpoint" in facts.unknown:
-        return
+def _query_names(endpoint: str) -> set[str]:
+    """The query parameter names of a known ``endpoint``."""
     try:
-        query = parse_endpoint(facts.push_endpoint).query
+        query = parse_endpoint(endpoint).query
     except EndpointError:
         # push-endpoint-https reports the endpoint; a token in it is still a token to rotate.
         try:
-            query = urlsplit(facts.push_endpoint).query
+            query = urlsplit(endpoint).query
         except ValueError:
-            return
-    names = sorted(
-        {name for name, _ in parse_qsl(query, keep_blank_values=True)} if query else set()
-    )
-    secret_names = [name for name in names if is_secret_name(name)]
+            return set()
+    return {name for name, _ in parse_qsl(query, keep_blank_values=True)} if query else set()
+
+
+def known_query_names(prefix: str) -> set[str]:
+    """The query parameter names that the known start ``prefix`` of an endpoint already holds
+    whole (what follows is not known yet): every ``&``-separated part after the first ``?``
+    (up to a ``#``) except the last, and the last too once its ``=`` is known. ``"https://h/?
+    token=" + <unknown>`` holds ``token``; ``"https://h/?tok" + <unknown>`` holds no name (the
+    rest of it may follow). Names are decoded as :func:`urllib.parse.parse_qsl` decodes them."""
+    query = prefix.partition("?")[2] if "?" in prefix.partition("#")[0] else ""
+    query, fragment_started, _ = query.partition("#")
+    parts = query.split("&")
+    if not fragment_started and "=" not in parts[-1]:
+        parts = parts[:-1]
+    complete = "&".join(part if "=" in part else part + "=" for part in parts if part)
+    return {name for name, _ in parse_qsl(complete, keep_blank_values=True)}
+
+
+def check(facts: SubscriptionFacts) -> Iterator[Result]:
+    """Violation when a query parameter's name says it carries a secret. An endpoint not known
+    yet is judged by the names its known start already holds whole (:func:`known_query_names`)."""
+    if "push_endpoint" in facts.unknown:
+        names = known_query_names(facts.push_endpoint_prefix)
+        known = " (known at preview; only the rest of the endpoint is not known yet)"
+    elif facts.push_endpoint:
+        names, known = _query_names(facts.push_endpoint), ""
+    else:
+        return
+    secret_names = sorted(name for name in names if is_secret_name(name))
     if secret_names:
         yield Result.violation(
             f"The {facts.endpoint_noun()} carries a shared secret in its query string "
-            f"(parameter {', '.join(secret_names)}); use OIDC authentication instead.",
+            f"(parameter {', '.join(secret_names)}){known}; use OIDC authentication instead.",
             "push_endpoint",
             parameters=",".join(secret_names),
         )

@@ -7,7 +7,9 @@
 
 from __future__ import annotations
 
-from tests.crossguard.wire import RUN_URL, push_config, subscription
+from typing import Any
+
+from tests.crossguard.wire import RUN_URL, UNKNOWN, push_config, subscription
 from tests.rules.cases._build import (
     FactCase,
     WireCase,
@@ -18,6 +20,16 @@ from tests.rules.cases._build import (
 )
 
 RULE_ID = "push-no-query-token"
+
+
+def unknown_after(prefix: str) -> dict[str, Any]:
+    """Facts of an endpoint not known yet that starts with ``prefix``."""
+    return {
+        "push_endpoint": None,
+        "push_endpoint_prefix": prefix,
+        "unknown": frozenset({"push_endpoint"}),
+    }
+
 
 FACT_CASES: list[FactCase] = [
     fact(RULE_ID, "pass", "no query"),
@@ -40,6 +52,23 @@ FACT_CASES: list[FactCase] = [
         "token beside userinfo (a malformed endpoint)",
         push_endpoint="https://user:pw@orders.example.com/p?token=X",
     ),
+    fact(
+        RULE_ID,
+        "fail",
+        "token named in the known start of an unknown endpoint",
+        **unknown_after(f"{RUN_URL}?v=2&token="),
+        message=("(parameter token) (known at preview",),
+    ),
+    fact(
+        RULE_ID,
+        "fail",
+        "token named before another parameter is cut off",
+        **unknown_after(f"{RUN_URL}?token&v"),
+    ),
+    fact(RULE_ID, "pass", "a name cut off may go on", **unknown_after(f"{RUN_URL}?tok")),
+    fact(RULE_ID, "pass", "harmless known start", **unknown_after(f"{RUN_URL}?tenant=")),
+    fact(RULE_ID, "pass", "token only in the fragment", **unknown_after(f"{RUN_URL}#token=")),
+    fact(RULE_ID, "pass", "only the scheme is known", **unknown_after("https://")),
     trigger_fact(RULE_ID, "pass", "no query"),
     trigger_fact(
         RULE_ID,
@@ -68,6 +97,18 @@ WIRE_CASES: list[WireCase] = [
         "fail",
         "api_key parameter",
         subscription(pushConfig=push_config(RUN_URL + "?API-Key=x")),
+    ),
+    wire(
+        RULE_ID,
+        "fail",
+        "token parameter before an unknown value",
+        subscription(pushConfig=push_config(f"{RUN_URL}?token={UNKNOWN}")),
+    ),
+    wire(
+        RULE_ID,
+        "pass",
+        "a parameter name cut off by an unknown value",
+        subscription(pushConfig=push_config(f"{RUN_URL}?to{UNKNOWN}")),
     ),
     wire(RULE_ID, "pass", "eventarc trigger without a query", eventarc_trigger()),
     wire(
