@@ -133,7 +133,10 @@ class OrgGuardrails(pulumi.ComponentResource):
 
         organization = f"organizations/{guardrails.organization}"
         self.constraint_names = pulumi.Output.all(
-            *(pulumi.Output.concat(organization, "/customConstraints/", c.name) for c in constraints)
+            *(
+                pulumi.Output.concat(organization, "/customConstraints/", c.name)
+                for c in constraints
+            )
         )
         self.policy_names = pulumi.Output.all(*(p.name for p in policies))
         self.module_names = pulumi.Output.all(*(m.name for m in modules))
@@ -178,7 +181,8 @@ def compiled(name: str, args: OrgGuardrailsArgs) -> "Guardrails":
 def _options(name: str, args: OrgGuardrailsArgs) -> tuple[Any, Path | None]:
     """The compiler's options and the policy config's path from ``args``, each input's type
     checked (plain values: they decide which resources exist)."""
-    from pushguard.guardrails import Options  # noqa: PLC0415
+    from pushguard.guardrails import GuardrailError, Options  # noqa: PLC0415
+    from pushguard.guardrails.limits import check_organization  # noqa: PLC0415
 
     problems: list[tuple[str, str]] = []
     expected = {
@@ -192,8 +196,14 @@ def _options(name: str, args: OrgGuardrailsArgs) -> tuple[Any, Path | None]:
         value = args.get(field)
         if value is not None and not isinstance(value, kind):
             problems.append((field, f"must be {allowed} (a plain value, known at preview)"))
-    if "organization_id" not in args:
+    organization = args.get("organization_id")
+    if organization is None:
         problems.append(("organization_id", "is required: the organization's numeric ID"))
+    elif isinstance(organization, str):
+        try:
+            check_organization(organization)
+        except GuardrailError as error:
+            problems.append(("organization_id", error.message))
     methods = args.get("method_types", GuardrailMethods.CREATE_UPDATE)
     allowed_methods = [m.value for m in GuardrailMethods]
     if methods not in allowed_methods:

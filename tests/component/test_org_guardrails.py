@@ -56,14 +56,18 @@ def test_registers_the_constraints_policies_and_modules_the_command_writes() -> 
         assert record.inputs["actionType"] == "DENY"
         assert record.inputs["description"] == document["description"]
     modules = {r.inputs["displayName"]: r for r in graph.by_type(MODULE)}
-    expected_modules = {k.removeprefix("scc/").removesuffix(".yaml"): v for k, v in written.items()
-                        if k.startswith("scc/")}
+    expected_modules = {
+        k.removeprefix("scc/").removesuffix(".yaml"): v
+        for k, v in written.items()
+        if k.startswith("scc/")
+    }
     assert set(modules) == set(expected_modules)
     for display_name, record in modules.items():
         config = record.inputs["customConfig"]
-        assert config["predicate"]["expression"] == expected_modules[display_name]["predicate"][
-            "expression"
-        ]
+        assert (
+            config["predicate"]["expression"]
+            == expected_modules[display_name]["predicate"]["expression"]
+        )
         assert record.inputs["organization"] == ORG
         assert record.inputs["enablementState"] == "ENABLED"
     component = graph.one(TOKEN)
