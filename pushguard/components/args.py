@@ -161,6 +161,44 @@ class PushSubscriptionArgs(TypedDict):
     that grant is managed elsewhere (for example once, in a platform stack)."""
 
 
+class GuardrailMethods(StrEnum):
+    """The API calls a custom constraint is checked on (its ``methodTypes``). Google accepts
+    ``CREATE`` or ``CREATE, UPDATE`` for a custom constraint: an UPDATE-only constraint is not
+    supported (the Pub/Sub page "Use custom organization policies",
+    https://cloud.google.com/pubsub/docs/custom-constraints)."""
+
+    CREATE = "create"
+    """New subscriptions only."""
+    CREATE_UPDATE = "create-update"
+    """New subscriptions and every update of one (the default)."""
+
+
+class OrgGuardrailsArgs(TypedDict):
+    """The inputs of ``OrgGuardrails``: those of ``pushguard guardrails``. All are plain: they
+    decide which constraints, policies and modules exist."""
+
+    organization_id: str
+    """The organization's numeric ID (``123456789012``), where the custom constraints and the
+    Security Health Analytics custom modules are made."""
+    policy_config: NotRequired[str]
+    """Path of the policy config file, the file the pack's ``--policy-pack-config`` and
+    ``pushguard guardrails --policy-config`` take, relative to the program's working directory
+    (the project directory). Omitted: every rule at its default level and settings."""
+    enforce: NotRequired[bool]
+    """Enforce the constraints of the mandatory rules (a policy ``spec``) instead of a dry run
+    (``dryRunSpec``, which only logs what it would deny). Advisory rules always stay in dry run.
+    Default ``false``: roll out in dry run first."""
+    method_types: NotRequired[GuardrailMethods]
+    """``create`` or ``create-update`` (the default): the calls the constraints check."""
+    perimeter_tag: NotRequired[str]
+    """``KEY=VALUE``: the perimeter rule's policy applies, at the organization, to the resources
+    with this tag (the tag key's and value's short names). Omitted: one policy on each perimeter
+    project of the policy config."""
+    security_health_analytics: NotRequired[bool]
+    """Register the Security Health Analytics custom modules (default ``true``), which report
+    existing subscriptions in Security Command Center."""
+
+
 def field_docstrings(cls: type) -> dict[str, str]:
     """The docstring under each annotated field of ``cls`` (read from its source), one line each.
 

@@ -84,7 +84,7 @@ def analysable() -> Iterator[None]:
 
 
 def component_provider(package: str, version: str = "0.0.0") -> ComponentProvider:
-    """The SDK's ``ComponentProvider`` of ``PushSubscription`` for ``package`` at ``version``
+    """The SDK's ``ComponentProvider`` of ``PushSubscription`` and ``OrgGuardrails`` for ``package`` at ``version``
     (the SDK's default ``0.0.0``), made :func:`analysable` on any supported SDK.
 
     Raises:
@@ -92,7 +92,8 @@ def component_provider(package: str, version: str = "0.0.0") -> ComponentProvide
     """
     from pulumi.provider.experimental.component import ComponentProvider  # noqa: PLC0415
 
+    from pushguard.components.org_guardrails import OrgGuardrails  # noqa: PLC0415
     from pushguard.components.push_subscription import PushSubscription  # noqa: PLC0415
 
     with analysable():
-        return ComponentProvider([PushSubscription], package, version=version)
+        return ComponentProvider([PushSubscription, OrgGuardrails], package, version=version)

@@ -66,7 +66,9 @@ def _yaml(data: dict[str, Any]) -> str:
     )
 
 
-def _policy(policy: PolicyFile) -> dict[str, Any]:
+def policy_document(policy: PolicyFile) -> dict[str, Any]:
+    """The ``gcloud org-policies set-policy`` file of ``policy``: ``name`` and its ``spec`` or
+    ``dryRunSpec`` with ``rules`` (``enforce``, and a tag rule's ``condition.expression``)."""
     rules: list[dict[str, Any]] = [{"enforce": True}]
     if policy.tag_condition:
         rules = [
@@ -93,7 +95,7 @@ def render(guardrails: Guardrails) -> dict[str, str]:
             }
         )
     for p in guardrails.policies:
-        files[f"policies/{p.file_stem}.yaml"] = _yaml(_policy(p))
+        files[f"policies/{p.file_stem}.yaml"] = _yaml(policy_document(p))
     for m in guardrails.modules:
         files[f"scc/{m.display_name}.yaml"] = _yaml(
             {

@@ -305,9 +305,10 @@ def construct_request(
     *,
     config: Mapping[str, str],
     input_dependencies: Mapping[str, Sequence[str]] | None = None,
+    type_token: str = "pushguard:index:PushSubscription",
 ) -> provider_pb2.ConstructRequest:
-    """A ``Construct`` of ``pushguard:index:PushSubscription`` as the engine sends it for a
-    program's ``new PushSubscription(name, inputs)``: parent the stack, not a preview."""
+    """A ``Construct`` of ``type_token`` (``PushSubscription`` by default) as the engine sends it
+    for a program's ``new PushSubscription(name, inputs)``: parent the stack, not a preview."""
     return provider_pb2.ConstructRequest(
         project=monitor.project,
         stack=monitor.stack,
@@ -316,7 +317,7 @@ def construct_request(
         dryRun=False,
         parallel=4,
         monitorEndpoint=monitor_address,
-        type="pushguard:index:PushSubscription",
+        type=type_token,
         name=name,
         parent=monitor.stack_urn,
         inputs=to_struct(inputs),

@@ -94,7 +94,7 @@ def failed_construct(
 
 def test_schema_names_the_package_and_its_component(schema: dict[str, Any]) -> None:
     assert schema["name"] == "pushguard"
-    assert set(schema["resources"]) == {TOKEN}
+    assert set(schema["resources"]) == {TOKEN, "pushguard:index:OrgGuardrails"}
     assert schema["resources"][TOKEN]["isComponent"] is True
 
 
