@@ -84,8 +84,9 @@ def analysable() -> Iterator[None]:
 
 
 def component_provider(package: str, version: str = "0.0.0") -> ComponentProvider:
-    """The SDK's ``ComponentProvider`` of ``PushSubscription`` and ``OrgGuardrails`` for ``package`` at ``version``
-    (the SDK's default ``0.0.0``), made :func:`analysable` on any supported SDK.
+    """The SDK's ``ComponentProvider`` of ``PushSubscription`` and ``OrgGuardrails`` for
+    ``package`` at ``version`` (the SDK's default ``0.0.0``), made :func:`analysable` on any
+    supported SDK.
 
     Raises:
         Exception: whatever the SDK's analyzer raises for a type it cannot read.

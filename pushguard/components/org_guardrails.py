@@ -223,7 +223,7 @@ def _options(name: str, args: OrgGuardrailsArgs) -> tuple[Any, Path | None]:
     return options, Path(path) if path is not None else None
 
 
-def _spec_args(spec: Mapping[str, Any]) -> dict[str, Any]:
+def _spec_args(spec: Mapping[str, Any]) -> Any:
     """A policy file's ``spec``/``dryRunSpec`` (``{"rules": [{"enforce": bool, "condition":
     {"expression": ...}}]}``, the gcloud shape) as pulumi-gcp's spec args (``enforce`` as the
     strings ``"TRUE"``/``"FALSE"``)."""

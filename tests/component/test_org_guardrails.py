@@ -12,9 +12,10 @@ import pytest
 import yaml
 
 from pushguard.components import OrgGuardrails, OrgGuardrailsInputError
-from pushguard.guardrails import compile_guardrails, render
+from pushguard.guardrails import Options, compile_guardrails, render
 from pushguard.policy.config_file import load_rule_config
 from pushguard.policy.exceptions import utc_today
+from pushguard.rules import RULES_BY_ID, EnforcementLevel
 from tests.helpers import cause, run, run_failing
 
 ORG = "123456789012"
@@ -33,8 +34,6 @@ def program(**args: Any):
 
 def files(config: Path | None = None, **options: Any) -> dict[str, Any]:
     """What ``pushguard guardrails`` writes for the same input, parsed."""
-    from pushguard.guardrails import Options  # noqa: PLC0415
-
     guardrails = compile_guardrails(load_rule_config(config), ORG, Options(**options))
     return {
         path: (json.loads(text) if path.endswith(".json") else yaml.safe_load(text))
@@ -87,8 +86,6 @@ def test_policies_are_dry_run_by_default_and_follow_their_constraint() -> None:
 
 
 def test_enforce_enforces_only_the_mandatory_rules() -> None:
-    from pushguard.rules import RULES_BY_ID, EnforcementLevel  # noqa: PLC0415
-
     graph = run(program(enforce=True))
     enforced, dry = [], []
     for record in graph.by_type(POLICY):
