@@ -287,8 +287,7 @@ def render(
 <h2>Worst offenders</h2>
 <table><tr><th>subscription</th><th class=num>mandatory</th><th class=num>all</th>
 <th>rules</th></tr>{worst}</table>
-{_google_managed(summary)}
-{guardrails_section(summary.guardrails)}
+{_google_managed(summary)}{guardrails_section(summary.guardrails)}
 {_stacks(summary)}
 <h2>Quarantine</h2>
 <p>{lines.quarantined:,} of {lines.read:,} lines could not be used; each is in

@@ -186,9 +186,7 @@ def _rows(out: Path) -> list[dict[str, Any]]:
 
 def _of(out: Path, constraint: str) -> dict[str, dict[str, Any]]:
     return {
-        r["asset_name"].rsplit("/", 1)[1]: r
-        for r in _rows(out)
-        if r["constraint"] == constraint
+        r["asset_name"].rsplit("/", 1)[1]: r for r in _rows(out) if r["constraint"] == constraint
     }
 
 
