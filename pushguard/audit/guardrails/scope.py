@@ -45,11 +45,14 @@ folders or an organisation the export does not name for the subscription)."""
 class Scope:
     """Whether one spec (enforced or dry run) of a constraint applies to a subscription:
     ``state`` (:data:`ON`...), the ``policy`` that decides (``None``: none does), and for
-    :data:`TAG` the tag conditions of its rules."""
+    :data:`TAG` the tag conditions of its rules and whether they turn enforcement on
+    (``exempt`` false: enforced only where a tag condition holds) or off (``exempt`` true:
+    enforced except there)."""
 
     state: str
     policy: str | None = None
     tags: tuple[str, ...] = ()
+    exempt: bool = False
 
 
 @dataclass(frozen=True)
@@ -81,7 +84,7 @@ def _decide(policy: Policy, mode: str) -> Scope | None:
     if spec.reset:
         return Scope(OFF, policy.name)
     if spec.tag_conditions:
-        return Scope(TAG, policy.name, spec.tag_conditions)
+        return Scope(TAG, policy.name, spec.tag_conditions, exempt=spec.unconditional)
     return Scope(ON if spec.unconditional else OFF, policy.name)
 
 

@@ -78,8 +78,9 @@ def _reason(constraint: Constraint, mode: str, deciding: Scope, enforced: Scope)
             text += "; the enforced spec applies only where its tag condition holds"
         return text
     if deciding.state == TAG:
+        where = "except where" if deciding.exempt else "only where"
         return (
-            f"the condition denies it; the {mode} spec of {deciding.policy} applies only where "
+            f"the condition denies it; the {mode} spec of {deciding.policy} applies {where} "
             f"the tag condition {' or '.join(deciding.tags)} holds, and the export holds no tags"
         )
     return (
