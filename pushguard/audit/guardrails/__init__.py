@@ -9,7 +9,10 @@ them (attachment point, inheritance, ``reset``, ``spec`` against ``dryRunSpec``,
 conditions). Existing resources are not touched by a new constraint; their next ``CREATE`` or
 ``UPDATE`` is what it would refuse.
 
-- :mod:`~pushguard.audit.guardrails.files`: reading and checking ``DIR`` (before Spark starts);
+- :mod:`~pushguard.audit.guardrails.files`: reading and checking ``DIR`` (before Spark starts),
+  a constraint file in :mod:`~pushguard.audit.guardrails.constraint_file`, a policy file in
+  :mod:`~pushguard.audit.guardrails.policy_file`, the error in
+  :mod:`~pushguard.audit.guardrails.errors`;
 - :mod:`~pushguard.audit.guardrails.model`: what was read, plain picklable data;
 - :mod:`~pushguard.audit.guardrails.scope`: which policy applies to a subscription;
 - :mod:`~pushguard.audit.guardrails.condition`: the CEL condition over one subscription;
