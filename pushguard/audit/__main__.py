@@ -71,6 +71,12 @@ def main(argv: list[str] | None = None) -> int:
         "an asset decides whether and how it is evaluated",
     )
     parser.add_argument(
+        "--guardrails",
+        metavar="DIR",
+        help="custom constraints and policies (DIR/constraints, DIR/policies): list what each "
+        "would deny in guardrails.jsonl",
+    )
+    parser.add_argument(
         "--debug", action="store_true", help="on a failed run, also print the traceback"
     )
     options = parser.parse_args(argv)
@@ -89,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         snapshots=options.snapshot,
         accept_baseline_mismatch=options.accept_baseline_mismatch,
         fail_on_blind=options.fail_on_blind,
+        guardrails=options.guardrails,
     )
 
 

@@ -26,6 +26,8 @@ from pushguard.audit.bigquery import BigQueryInputError, parse_input
 from pushguard.audit.causes import java_cause
 from pushguard.audit.coverage import BLIND_MODES
 from pushguard.audit.exception_use import exceptions_said
+from pushguard.audit.guardrails.counts import said as guardrails_said
+from pushguard.audit.guardrails.errors import GuardrailsError
 from pushguard.audit.job import run_audit
 from pushguard.audit.options import FAIL_ON, AuditOptions, AuditResult
 from pushguard.audit.outputs import OutputFolder
@@ -91,6 +93,7 @@ def run(
     snapshots: list[str] | None = None,
     accept_baseline_mismatch: bool = False,
     fail_on_blind: str = "nothing-read",
+    guardrails: str | None = None,
 ) -> int:
     """Run the audit; return 0, 1 (violations at or above ``fail_on``) or 2 (bad usage, failed
     run, or a blind run under ``fail_on_blind``: :data:`~pushguard.audit.coverage.BLIND_MODES`).
@@ -103,6 +106,9 @@ def run(
     ``baseline`` is a previous audit's ``--out`` (:mod:`pushguard.audit.baseline`), refused when
     of another organisation or policy config unless ``accept_baseline_mismatch``.
     ``stacks`` are Pulumi state files or folders (``--stacks``, :mod:`pushguard.audit.stacks`).
+    ``guardrails`` is ``--guardrails DIR``: custom constraints and policies, read and checked
+    before Spark starts, then evaluated over the export (:mod:`pushguard.audit.guardrails`;
+    what they would deny does not change the exit code).
 
     Any failure of the run (Spark, the JVM, the executors, the output folder...) is one
     paragraph on ``stderr`` and exit code 2; ``debug`` adds the traceback."""
@@ -118,6 +124,7 @@ def run(
             inputs=inputs or [],
             stacks=stacks or [],
             snapshots=snapshots or [],
+            guardrails=guardrails,
         )
         check_comparison(options, baseline, fail_on_blind, accept=accept_baseline_mismatch)
     except (
@@ -126,6 +133,7 @@ def run(
         PolicyConfigError,
         OutputUsageError,
         StacksInputError,
+        GuardrailsError,
     ) as error:
         print(f"pushguard audit: error: {error}", file=stderr)
         return 2
@@ -205,6 +213,7 @@ def audit_options(
     inputs: list[str],
     stacks: list[str] | None = None,
     snapshots: list[str] | None = None,
+    guardrails: str | None = None,
 ) -> AuditOptions:
     """The checked options of a run: ``paths`` are the export paths followed by the ``inputs``
     (BigQuery tables), the levels and settings those of ``policy_config``.
@@ -219,6 +228,7 @@ def audit_options(
         StacksInputError: a ``stacks`` path does not exist or holds no state file (checked
             again, with every state read, by the run).
         AuditUsageError: a ``snapshots`` value is not ``TIME=PATH``, or a path is given twice.
+        GuardrailsError: ``guardrails`` cannot be used (the file and field named).
     """
     if fail_on not in FAIL_ON:
         raise AuditUsageError(f"--fail-on: one of {', '.join(FAIL_ON)}, not {fail_on!r}")
@@ -240,6 +250,11 @@ def audit_options(
     if stacks:
         state_files(stacks)  # a missing --stacks path is a usage error, before Spark starts
     rules = load_rule_config(policy_config)
+    checked = None
+    if guardrails is not None:  # the guardrails extra (celpy, PyYAML): imported only then
+        from pushguard.audit.guardrails.files import load_guardrails  # noqa: PLC0415
+
+        checked = load_guardrails(guardrails)
     return AuditOptions(
         paths=paths,
         out=out,
@@ -249,6 +264,7 @@ def audit_options(
         max_line_bytes=max_line_bytes,
         stacks=list(stacks or ()),
         snapshot_times=times,
+        guardrails=checked,
     )
 
 
@@ -344,7 +360,8 @@ def summary_line(summary: AuditSummary, out: str) -> str:
         f"{lines.quarantined:,} quarantined; {subscriptions.evaluated:,} "
         f"subscriptions ({subscriptions.push:,} push); violations by level "
         f"{json.dumps(summary.findings.violations_by_level, sort_keys=True)}{set_aside}{against}"
-        f"{managed}{unseen(summary)}{exceptions_said(summary.exceptions)}; outputs in {out}"
+        f"{managed}{unseen(summary)}{exceptions_said(summary.exceptions)}"
+        f"{guardrails_said(summary.guardrails)}; outputs in {out}"
     )
 
 

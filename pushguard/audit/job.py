@@ -28,6 +28,7 @@ from pyspark.sql import functions as F
 from pushguard.audit.aggregates import collect_aggregates, coverage_counts
 from pushguard.audit.evaluate import arrow_evaluator, plan
 from pushguard.audit.exception_use import exception_use
+from pushguard.audit.guardrails.counts import GuardrailsSummary
 from pushguard.audit.join import AssetCopies, asset_copies, subscription_facts
 from pushguard.audit.listing import report_rows
 from pushguard.audit.long_lines import left_out
@@ -159,7 +160,8 @@ def run_audit(
     spark: SparkSession, options: AuditOptions, progress: Progress | None = None
 ) -> AuditResult:
     """Run the audit and write ``findings.parquet``, ``findings.jsonl``, ``evaluated.parquet``,
-    ``quarantine/``, ``summary.json`` and ``report.html`` under ``options.out``. ``progress`` is
+    ``quarantine/``, ``summary.json`` and ``report.html`` (and ``guardrails.jsonl`` with
+    ``options.guardrails``) under ``options.out``. ``progress`` is
     told each phase (default: silent).
 
     Raises:
@@ -200,6 +202,15 @@ def run_audit(
         out.single_file(ordered, "json", "findings.jsonl")
         write_evaluated(facts, out)
         clock.done("evaluate and write findings")
+        guardrails = _guardrails(
+            options,
+            copies=copies,
+            facts=facts,
+            out=out,
+            persisted=persisted,
+            progress=progress,
+            clock=clock,
+        )
         progress.phase("writing quarantine")
         write_quarantine(spark, quarantined, scan, out)
         clock.done("quarantine")
@@ -214,6 +225,7 @@ def run_audit(
             clock=clock,
             progress=progress,
             stacks=(managed, stacks[1]) if managed is not None and stacks is not None else None,
+            guardrails=guardrails,
         )
     finally:
         persisted.release()
@@ -229,6 +241,29 @@ def write_evaluated(facts: DataFrame, out: OutputFolder) -> None:
     """Write :data:`EVALUATED` from the joined ``facts`` (one row per subscription)."""
     names = facts.select("asset_name").repartition(1).sortWithinPartitions("asset_name")
     out.single_file(names, "parquet", EVALUATED)
+
+
+def _guardrails(
+    options: AuditOptions,
+    *,
+    copies: AssetCopies,
+    facts: DataFrame,
+    out: OutputFolder,
+    persisted: _Persisted,
+    progress: Progress,
+    clock: _Phases,
+) -> GuardrailsSummary | None:
+    """``--guardrails``: the custom constraints over the subscriptions, ``guardrails.jsonl``
+    written (:mod:`pushguard.audit.guardrails.spark`); ``None`` without it."""
+    if options.guardrails is None:
+        return None
+    progress.phase("evaluating guardrails")
+    # the guardrails extra (celpy) is imported only when asked for
+    from pushguard.audit.guardrails.spark import write_guardrails  # noqa: PLC0415
+
+    summary = write_guardrails(options.guardrails, copies, facts, out, persisted.keep)
+    clock.done("guardrails")
+    return summary
 
 
 def _scan(
@@ -339,9 +374,11 @@ def _summarise(
     clock: _Phases,
     progress: Progress,
     stacks: tuple[DataFrame, RecordCounts] | None = None,
+    guardrails: GuardrailsSummary | None = None,
 ) -> AuditResult:
     """Write ``report.html`` and ``summary.json`` (with the timings) from one collect of the
-    aggregates over the persisted ``facts``, ``findings`` and asset ``copies``."""
+    aggregates over the persisted ``facts``, ``findings`` and asset ``copies``, and the
+    ``guardrails`` counts when given."""
     progress.phase("summarising")
     resources, policies = copies.newest()
     read = coverage_counts(resources, policies, copies.perimeters, facts)
@@ -353,6 +390,7 @@ def _summarise(
         summary = summary.model_copy(
             update={"stacks": stacks_counts(*stacks[:1], findings, stacks[1])}
         )
+    summary = summary.model_copy(update={"guardrails": guardrails})
     tables = offenders(aggregates)
     out.write_text("report.html", render(summary, tables, report_rows(findings)))
     clock.done("summary and report")

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from pushguard.audit.coverage import blindness
+from pushguard.audit.guardrails.model import Guardrails
 from pushguard.audit.parse import DEFAULT_MAX_LINE_BYTES
 from pushguard.audit.summary import AuditSummary
 from pushguard.policy.settings import PackSettings
@@ -41,6 +42,8 @@ class AuditOptions:
             empty: ``push-unmanaged`` and ``push-state-drift`` are not checked.
         snapshot_times: the read time (UTC) of each of ``paths`` given with ``--snapshot
             TIME=PATH`` (:mod:`pushguard.audit.snapshots`).
+        guardrails: the custom constraints and policies of ``--guardrails DIR``, read and
+            checked (:mod:`pushguard.audit.guardrails`); ``None``: not evaluated.
     """
 
     paths: list[str]
@@ -52,6 +55,7 @@ class AuditOptions:
     run_time: str = ""
     stacks: list[str] = field(default_factory=list)
     snapshot_times: Mapping[str, datetime] = field(default_factory=dict)
+    guardrails: Guardrails | None = None
 
     def rule_levels(self) -> dict[str, EnforcementLevel]:
         """The enforcement level of every rule, in rule order: ``levels`` where given, else the

@@ -10,6 +10,7 @@ from html import escape
 from typing import Any
 
 from pushguard.audit.coverage import INPUTS_BY_KEY
+from pushguard.audit.guardrails.report import section as guardrails_section
 from pushguard.audit.summary import AuditSummary, BaselineCounts
 from pushguard.rules import RULES_BY_ID
 from pushguard.rules.redaction import redact_urls
@@ -286,7 +287,7 @@ def render(
 <h2>Worst offenders</h2>
 <table><tr><th>subscription</th><th class=num>mandatory</th><th class=num>all</th>
 <th>rules</th></tr>{worst}</table>
-{_google_managed(summary)}
+{_google_managed(summary)}{guardrails_section(summary.guardrails)}
 {_stacks(summary)}
 <h2>Quarantine</h2>
 <p>{lines.quarantined:,} of {lines.read:,} lines could not be used; each is in

@@ -12,6 +12,7 @@ import json
 
 from pydantic import BaseModel, ConfigDict
 
+from pushguard.audit.guardrails.counts import GuardrailsSummary
 from pushguard.rules import EnforcementLevel
 
 
@@ -308,10 +309,14 @@ class AuditSummary(_Part):
     exceptions: ExceptionUse = ExceptionUse()
     """The policy config's exceptions: how many, how many matched a finding, and the unused
     ones with why."""
+    guardrails: GuardrailsSummary | None = None
+    """With ``--guardrails DIR``: per custom constraint, the subscriptions it would deny
+    (:mod:`pushguard.audit.guardrails`); absent without it."""
 
     def to_json(self) -> str:
         """The text of ``summary.json``: keys sorted, indented by 2, ending in a newline."""
         data = self.model_dump(mode="json")
-        if data.get("baseline") is None:
-            data.pop("baseline", None)
+        for optional in ("baseline", "guardrails"):
+            if data.get(optional) is None:
+                data.pop(optional, None)
         return json.dumps(data, indent=2, sort_keys=True) + "\n"

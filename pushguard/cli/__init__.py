@@ -292,6 +292,17 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
             "asset decides whether and how it is evaluated.",
         ),
     ] = None,
+    guardrails: Annotated[
+        str | None,
+        typer.Option(
+            "--guardrails",
+            metavar="DIR",
+            help="Organization Policy custom constraints (DIR/constraints/*.yaml) and their "
+            "policies (DIR/policies/*.yaml), as `pushguard guardrails -o DIR` writes them: list "
+            "in guardrails.jsonl the existing subscriptions each would deny on their next "
+            "request (enforced or dry run), undecided ones and condition errors.",
+        ),
+    ] = None,
     debug: DebugOption = False,
 ) -> None:
     """Audit every Pub/Sub push subscription in Cloud Asset Inventory exports (Spark).
@@ -302,6 +313,8 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
     end).
     """
     require_extra("audit", "audit")
+    if guardrails is not None:
+        require_extra("audit", "guardrails")
     from pushguard.audit.command import run  # noqa: PLC0415 - needs the audit extra
 
     guarded_exit_code(
@@ -321,6 +334,7 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
             snapshots=snapshots or [],
             accept_baseline_mismatch=accept_baseline_mismatch,
             fail_on_blind=fail_on_blind.value,
+            guardrails=guardrails,
         ),
         debug=debug,
     )
