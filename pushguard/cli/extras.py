@@ -17,7 +17,7 @@ import typer
 from pushguard._about import project_url
 
 EXTRA_MODULES: Final[dict[str, tuple[str, ...]]] = {
-    "pulumi": ("pulumi", "pulumi_gcp", "pulumi_policy", "grpc", "ahocorasick"),
+    "pulumi": ("pulumi", "pulumi_gcp", "pulumi_policy", "grpc"),
     "audit": ("pyspark", "pyarrow", "pandas"),
     "guardrails": ("celpy", "yaml"),
 }
