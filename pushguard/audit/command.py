@@ -384,6 +384,10 @@ def session(master: str | None) -> SparkSession:
             builder = builder.config("spark.driver.host", "127.0.0.1").config(
                 "spark.driver.bindAddress", "127.0.0.1"
             )
+            # The driver's web UI binds to $SPARK_LOCAL_IP, else to every interface ("0.0.0.0":
+            # WebUI.initServer in core/src/main/scala/org/apache/spark/ui/WebUI.scala); the JVM
+            # PySpark starts inherits this environment. A value the user set is kept.
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
             defaults = local_defaults(os.environ, executable=sys.executable)
             for key, value in defaults.items():
                 builder = builder.config(key, value)
