@@ -19,7 +19,9 @@ it, and reads it both ways, with the same splits. It prints, per codec:
   corrupt (the corrupt-record column set);
 - whether the claimed mapping holds: per split, the JSON source's rows against the text
   source's non-blank lines, in order, each JSON-source row compared with ``from_json`` of its
-  text line (same schema and options).
+  text line (same schema and options);
+- for each kind of line, whether one ``from_json`` of ``[LINE,{end}]`` tells "exactly one JSON
+  object" as the audit's two parses do (the prototype of each line parsed once).
 
     python bench/audit_json_source.py
 
@@ -39,7 +41,9 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812 (PySpark's convention)
+from pyspark.sql.types import ArrayType, StringType, StructField, StructType
 
+from pushguard.audit.parse import _NONCE, _ends_after_one_value
 from pushguard.audit.schemas import CORRUPT, IDENTITY
 
 _STRICT = {"allowNonNumericNumbers": "false", "allowSingleQuotes": "false"}
@@ -68,6 +72,11 @@ KINDS: list[tuple[str, bytes]] = [
     ("not JSON", b"this is not json"),
     ("cut short", b'{"name":"a","asset_'),
     ("nested 1200 deep", b'{"name":"a","x":' + b"[" * 1200 + b"]" * 1200 + b"}"),
+    ("object then ]", b'{"name":"a","asset_type":"t"}] x'),
+    ("two objects, comma", b'{"name":"a","asset_type":"t"},{"name":"b"}'),
+    ("array of one object", b'[{"name":"a","asset_type":"t"}]'),
+    ("update_time a number", b'{"name":"a","asset_type":"t","update_time":5}'),
+    ("ancestors holding a number", b'{"name":"a","asset_type":"t","ancestors":[1,"x"]}'),
     ("asset, last", (_SUB % 3).encode()),
 ]
 """Each kind of line, as bytes without its ``\\n``."""
@@ -156,6 +165,32 @@ def _table(spark: SparkSession, work: str, repeat: int) -> None:
             print(f"| {codec} | {label} | {splits} | {compared} | {uneven} | {shown} |")
 
 
+def one_parse(spark: SparkSession) -> dict[str, tuple[bool, bool]]:
+    """Per kind of line: whether the audit finds it exactly one JSON object of the identity
+    schema (``from_json`` of the line, then of ``[LINE,{end}]``:
+    :func:`pushguard.audit.parse._ends_after_one_value`), and whether one ``from_json`` of
+    ``[LINE,{"_pushguard_end":NONCE}]`` with an array of the identity schema plus the end field
+    does (the prototype of "each line parsed once")."""
+    lines = spark.createDataFrame([(k, bytearray(v)) for k, v in KINDS], "kind string, b binary")
+    frame = lines.select("kind", F.col("b").cast("string").alias("value"))
+    identity = F.from_json("value", IDENTITY, _OPTIONS)
+    audit = identity.isNotNull() & identity[CORRUPT].isNull() & _ends_after_one_value("value")
+    end = StructField("_pushguard_end", StringType())
+    wrapped = F.concat(F.lit("["), F.col("value"), F.lit(f',{{"{end.name}":"{_NONCE}"}}]'))
+    both = F.from_json(wrapped, ArrayType(StructType([*IDENTITY.fields, end])), _OPTIONS)
+    once = (
+        (F.size(both) == 2)
+        & both[0].isNotNull()
+        & both[0][CORRUPT].isNull()
+        & both[0][end.name].isNull()
+        & (both[1][end.name] == _NONCE)
+    )
+    rows = frame.select(
+        "kind", F.coalesce(audit, F.lit(False)), F.coalesce(once, F.lit(False))
+    ).collect()
+    return {row[0]: (row[1], row[2]) for row in rows}
+
+
 def main() -> None:
     """Write the file in each codec, read it both ways, print what each kind gives and whether
     the mapping holds."""
@@ -175,6 +210,10 @@ def main() -> None:
         for kind, (rows, corrupt) in kinds_read(spark, work).items():
             print(f"| {kind} | {rows} ({corrupt}) |")
         _table(spark, work, 40)
+    print("\n| line | one JSON object: the audit (two parses) | one parse of [LINE,{end}] |")
+    print("|---|---|---|")
+    for kind, (audit, once) in one_parse(spark).items():
+        print(f"| {kind} | {audit} | {once}{' (differs)' if audit != once else ''} |")
     spark.stop()
 
 

@@ -122,8 +122,10 @@ def _prototypes(spark: SparkSession, files: list[str]) -> dict[str, Callable[[],
     - **text: identity + end check, two parses**: how the audit tells "exactly one JSON
       object" today (``from_json`` of the line, then of ``[LINE,{end}]``:
       :func:`pushguard.audit.parse._ends_after_one_value`);
-    - **text: identity + end check, one parse**: the same answer from one ``from_json`` of
-      ``[LINE,{"_end":NONCE}]`` with an array of the identity schema plus ``_end``;
+    - **text: identity + end check, one parse**: one ``from_json`` of ``[LINE,{"_end":NONCE}]``
+      with an array of the identity schema plus ``_end`` (its cost only: it is not exact, a
+      field of the wrong JSON type inside an array element, ``"ancestors":"x"``, reads as null
+      instead of failing the record, as issue 39's note records);
     - **text: lines and blank lines per split**: the counts a JSON-source read still needs
       from the text source (blank lines leave no JSON-source row);
     - **JSON source identity + text counts**: the issue's proposed read, both jobs.
