@@ -34,6 +34,7 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812 (PySpark's convention)
+from pyspark.sql.types import ArrayType, StringType, StructField, StructType
 
 from pushguard.audit.parse import (
     DEFAULT_MAX_LINE_BYTES,
@@ -76,6 +77,7 @@ def reads(spark: SparkSession, path: str) -> dict[str, Callable[[], object]]:
         return None
 
     inputs = discover(spark, [path])
+    prototypes = _prototypes(spark, files)
 
     def noop(frame: DataFrame) -> None:
         frame.write.format("noop").mode("overwrite").save()
@@ -105,6 +107,77 @@ def reads(spark: SparkSession, path: str) -> dict[str, Callable[[], object]]:
         "text + from_json identity": text_identity,
         **steps(),
         "audit scan": audit_scan,
+        **prototypes,
+    }
+
+
+_NONCE = "5f0c1e9a"
+_WRAPPED = ArrayType(StructType([*IDENTITY.fields, StructField("_end", StringType())]))
+
+
+def _prototypes(spark: SparkSession, files: list[str]) -> dict[str, Callable[[], object]]:
+    """Issue 39's prototypes of the next step, each one job over every line (two for the
+    JSON-source read, which still needs the text source's line counts):
+
+    - **text: identity + end check, two parses**: how the audit tells "exactly one JSON
+      object" today (``from_json`` of the line, then of ``[LINE,{end}]``:
+      :func:`pushguard.audit.parse._ends_after_one_value`);
+    - **text: identity + end check, one parse**: one ``from_json`` of ``[LINE,{"_end":NONCE}]``
+      with an array of the identity schema plus ``_end`` (its cost only: it is not exact, a
+      field of the wrong JSON type inside an array element, ``"ancestors":"x"``, reads as null
+      instead of failing the record, as issue 39's note records);
+    - **text: lines and blank lines per split**: the counts a JSON-source read still needs
+      from the text source (blank lines leave no JSON-source row);
+    - **JSON source identity + text counts**: the issue's proposed read, both jobs.
+    """
+    strict = {"allowNonNumericNumbers": "false", "allowSingleQuotes": "false"}
+    options = {"columnNameOfCorruptRecord": CORRUPT, **strict}
+
+    def noop(frame: DataFrame) -> None:
+        frame.write.format("noop").mode("overwrite").save()
+
+    def two_parses() -> object:
+        text = spark.read.text(files)
+        wrapped = F.concat(F.lit("["), F.col("value"), F.lit(f',{{"_end":"{_NONCE}"}}]'))
+        end = F.from_json(wrapped, ArrayType(StructType([StructField("_end", StringType())])))
+        noop(
+            text.select(
+                F.from_json("value", IDENTITY, options).alias("id"),
+                ((F.size(end) == 2) & (end[1]["_end"] == _NONCE)).alias("one"),
+            ).filter(F.col("one") & (F.col("id.asset_type") == SUBSCRIPTION))
+        )
+        return None
+
+    def one_parse() -> object:
+        text = spark.read.text(files)
+        wrapped = F.concat(F.lit("["), F.col("value"), F.lit(f',{{"_end":"{_NONCE}"}}]'))
+        both = F.from_json(wrapped, _WRAPPED, strict)
+        noop(
+            text.select(
+                both[0].alias("id"),
+                ((F.size(both) == 2) & (both[1]["_end"] == _NONCE)).alias("one"),
+            ).filter(F.col("one") & (F.col("id.asset_type") == SUBSCRIPTION))
+        )
+        return None
+
+    def counts() -> object:
+        text = spark.read.options(lineSep="\n").text(files)
+        return (
+            text.groupBy(F.col("_metadata.file_path"), F.col("_metadata.file_block_start"))
+            .agg(F.count(F.lit(1)), F.sum(F.col("value").rlike(r"^\s*$").cast("int")))
+            .collect()
+        )
+
+    def json_read() -> object:
+        frame = spark.read.schema(IDENTITY).options(mode="PERMISSIVE", **options).json(files)
+        noop(frame.filter(F.col("asset_type") == SUBSCRIPTION))
+        return counts()
+
+    return {
+        "text: identity + end check, two parses": two_parses,
+        "text: identity + end check, one parse": one_parse,
+        "text: lines and blank lines per split": counts,
+        "JSON source identity + text counts": json_read,
     }
 
 
@@ -113,6 +186,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("export", help="a folder of newline-delimited export files")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--only", nargs="*", help="time only these reads (and the baseline)")
     options = parser.parse_args()
     spark = (
         SparkSession.builder.master("local[*]")
@@ -123,6 +197,8 @@ def main() -> None:
     )
     spark.sparkContext.setLogLevel("ERROR")
     timed = reads(spark, options.export)
+    if options.only:
+        timed = {k: v for k, v in timed.items() if k == "baseline" or k in options.only}
     for read in timed.values():
         read()  # warm-up: JIT, file listing, the Python worker
     times: dict[str, list[float]] = {name: [] for name in timed}

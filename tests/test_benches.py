@@ -40,7 +40,14 @@ def run_bench(script: str, *args: str) -> str:
 
 
 def test_every_benchmark_is_run_here() -> None:
-    spark = {"audit_bench.py", "audit_read_bench.py", "stacks_bench.py"}
+    spark = {
+        "audit_bench.py",
+        "audit_read_bench.py",
+        "stacks_bench.py",
+        "audit_json_source.py",
+        "audit_outputs.py",
+        "audit_events.py",
+    }
     assert {p.name for p in BENCH.glob("*.py")} == set(QUICK) | spark
 
 

@@ -5,9 +5,15 @@ minutes of Spark on one worker)."""
 
 from __future__ import annotations
 
+import importlib.util
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
-from tests.test_benches import run_bench
+import pytest
+
+from tests.test_benches import BENCH, run_bench
 
 
 def test_the_spark_benchmarks_run_at_their_smallest_size(tmp_path: Path) -> None:
@@ -16,3 +22,46 @@ def test_the_spark_benchmarks_run_at_their_smallest_size(tmp_path: Path) -> None
     assert run_bench("audit_read_bench.py", str(tmp_path / "export-1000"), "--rounds", "1").strip()
     stacks = run_bench("stacks_bench.py", "--lines", "1000", "--stacks", "2")
     assert '"lines": 1000' in stacks
+
+
+def test_the_audit_s_measuring_tools_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 39's tools: the JSON-source checks print their tables; an audit recorded with its
+    event log on compares equal to itself and its queries are listed."""
+    spec = importlib.util.spec_from_file_location("audit_bench", BENCH / "audit_bench.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    bench.generate(tmp_path / "export-1000", 1000)
+    checks = run_bench("audit_json_source.py")
+    assert "| none | all but arrays |" in checks
+    assert "| ancestors not an array | False | True (differs) |" in checks
+    events = tmp_path / "events"
+    events.mkdir()
+    monkeypatch.setenv(
+        "PYSPARK_SUBMIT_ARGS",
+        f"--conf spark.eventLog.enabled=true --conf spark.eventLog.dir=file:{events} pyspark-shell",
+    )
+    run_bench("audit_outputs.py", "record", str(tmp_path / "rec"), str(tmp_path / "export-1000"))
+    assert (tmp_path / "rec" / "export-1000" / "findings.jsonl").stat().st_size > 0
+    copy = tmp_path / "copy"
+    shutil.copytree(tmp_path / "rec", copy)
+    same = run_bench("audit_outputs.py", "compare", str(tmp_path / "rec"), str(copy))
+    assert ", 0 differences" in same
+    findings = copy / "export-1000" / "findings.jsonl"
+    findings.write_bytes(findings.read_bytes().replace(b"violation", b"Violation", 1))
+    changed = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "audit_outputs.py"),
+            "compare",
+            str(tmp_path / "rec"),
+            str(copy),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert changed.returncode == 1
+    assert "differs: export-1000/findings.jsonl" in changed.stdout
+    (log,) = events.glob("*/events_*")
+    assert "collect at audit/scan.py" in run_bench("audit_events.py", str(log))

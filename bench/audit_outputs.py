@@ -1,0 +1,166 @@
+"""Record the audit's outputs and compare two recordings byte for byte (issue 39).
+
+A change that only makes the audit faster must leave what it writes unchanged. This records
+``findings.jsonl``, ``findings.parquet``, ``evaluated.parquet``, ``quarantine/``, ``summary.json``
+and ``report.html`` of every audit a run makes, and compares two recordings file by file:
+
+- **as a pytest plugin** (``-p audit_outputs`` with ``bench`` on ``PYTHONPATH`` and
+  ``PUSHGUARD_RECORD`` set to a folder): every audit the tests run in process (through
+  :func:`pushguard.audit.job.run_audit`, which the conftest and the console command import) is
+  copied under ``PUSHGUARD_RECORD/<test id>/<n>/`` when it returns;
+- **on the bench's exports** (``python bench/audit_outputs.py record OUT EXPORT...``): one
+  in-process audit of each export, the export's shards one snapshot read at the bench's
+  ``READ_TIME``, as ``bench/audit_bench.py`` runs it;
+- ``python bench/audit_outputs.py compare A B``: every recorded file of ``A`` equal to ``B``'s,
+  and the same files; exit 1 naming the first differences.
+
+What legitimately differs between two runs is taken out when recording, nothing else: the
+wall-time ``timings_s`` of ``summary.json`` (and the report's line that shows them, if any), the
+run's time stamp (the console command stamps each finding with it), and the pytest worker in a
+temporary path (``popen-gwN``). Run both recordings with the same ``--basetemp``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+RECORDED = (
+    "findings.jsonl",
+    "findings.parquet",
+    "evaluated.parquet",
+    "quarantine",
+    "summary.json",
+    "report.html",
+)
+_WORKER = re.compile(r"popen-gw\d+")
+_COUNTS: dict[str, int] = {}
+
+
+def _normalised(data: bytes, run_time: str) -> bytes:
+    """``data`` with the run's time stamp and the pytest worker's name taken out."""
+    if run_time:
+        data = data.replace(run_time.encode(), b"RUN_TIME")
+    return _WORKER.sub("popen-gw", data.decode("utf-8", "surrogateescape")).encode(
+        "utf-8", "surrogateescape"
+    )
+
+
+def _summary(data: bytes) -> bytes:
+    """``summary.json`` without its wall times (same layout otherwise)."""
+    value = json.loads(data)
+    value.pop("timings_s", None)
+    return json.dumps(value, indent=2, sort_keys=False).encode()
+
+
+def record(out: Path, target: Path, run_time: str = "") -> None:
+    """Copy the :data:`RECORDED` outputs of the audit folder ``out`` to ``target``, normalised."""
+    if not out.is_dir():
+        return
+    for name in RECORDED:
+        source = out / name
+        files = (
+            [source]
+            if source.is_file()
+            else sorted(p for p in source.rglob("*") if p.is_file() and not p.name.startswith("."))
+        )
+        for path in files:
+            data = path.read_bytes()
+            if path.name == "summary.json":
+                data = _summary(data)
+            if path.suffix != ".parquet":
+                data = _normalised(data, run_time)
+            copy = target / path.relative_to(out)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            copy.write_bytes(data)
+
+
+def _install() -> None:
+    """Wrap :func:`pushguard.audit.job.run_audit` so that each run is recorded under
+    ``PUSHGUARD_RECORD`` (before the tests' conftest imports it)."""
+    folder = os.environ.get("PUSHGUARD_RECORD")
+    if not folder:
+        return
+    from pushguard.audit import job
+
+    original = job.run_audit
+
+    def recorded(spark: Any, options: Any, progress: Any = None) -> Any:
+        result = original(spark, options, progress)
+        test = os.environ.get("PYTEST_CURRENT_TEST", "run").split(" ")[0]
+        key = re.sub(r"[^A-Za-z0-9_.-]+", "_", test)
+        _COUNTS[key] = _COUNTS.get(key, 0) + 1
+        record(Path(options.out), Path(folder) / key / str(_COUNTS[key]), options.run_time)
+        return result
+
+    job.run_audit = recorded  # type: ignore[assignment]
+
+
+_install()
+
+
+def compare(first: Path, second: Path) -> list[str]:
+    """The differences between two recordings: files only in one, files that differ."""
+    a = {p.relative_to(first) for p in first.rglob("*") if p.is_file()}
+    b = {p.relative_to(second) for p in second.rglob("*") if p.is_file()}
+    problems = [f"only in {first}: {p}" for p in sorted(a - b)]
+    problems += [f"only in {second}: {p}" for p in sorted(b - a)]
+    for path in sorted(a & b):
+        if (first / path).read_bytes() != (second / path).read_bytes():
+            problems.append(f"differs: {path}")
+    return problems
+
+
+def _record_exports(out: Path, exports: list[Path]) -> None:
+    """One in-process audit of each bench export (its shards one snapshot), recorded."""
+    from datetime import datetime
+
+    from pushguard.audit.command import session
+    from pushguard.audit.job import run_audit
+    from pushguard.audit.options import AuditOptions
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from audit_bench import READ_TIME
+
+    spark = session(None)
+    read_time = datetime.fromisoformat(READ_TIME.replace("Z", "+00:00"))
+    for export in exports:
+        work = out / "work" / export.name
+        options = AuditOptions([str(export)], str(work), snapshot_times={str(export): read_time})
+        run_audit(spark, options)
+        record(work, out / export.name)
+        shutil.rmtree(work)
+    shutil.rmtree(out / "work", ignore_errors=True)
+    spark.stop()
+
+
+def main() -> None:
+    """``record OUT EXPORT...`` or ``compare A B``."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    rec = sub.add_parser("record")
+    rec.add_argument("out", type=Path)
+    rec.add_argument("exports", type=Path, nargs="+")
+    cmp = sub.add_parser("compare")
+    cmp.add_argument("first", type=Path)
+    cmp.add_argument("second", type=Path)
+    options = parser.parse_args()
+    if options.command == "record":
+        _record_exports(options.out, options.exports)
+        return
+    problems = compare(options.first, options.second)
+    files = sum(1 for p in options.first.rglob("*") if p.is_file())
+    print(f"{files} files compared, {len(problems)} differences")
+    for problem in problems[:50]:
+        print(problem)
+    sys.exit(1 if problems else 0)
+
+
+if __name__ == "__main__":
+    main()
