@@ -50,7 +50,7 @@ COMPONENTS = ROOT / "components"
 STACK_TYPE = "pulumi:pulumi:Stack"
 NUMBERS = {PROJECT: NUMBER, "acme-shared": "555555555555"}
 """Project numbers ``getProject`` answers with: those of the mocks in ``tests/helpers.py``."""
-START_TIMEOUT = 30.0
+START_TIMEOUT = 180.0  # the plugin imports pulumi and pulumi-gcp: slow on a loaded machine
 STOP_TIMEOUT = 10.0
 
 # The features a current engine reports to ``SupportsFeature`` that this monitor implements; the

@@ -26,7 +26,7 @@ def construct(provider: Provider, monitor: Monitor, inputs: dict[str, Any]) -> A
     request = construct_request(
         monitor[0], monitor[1], "guardrails", inputs, config=CONFIG, type_token=TOKEN
     )
-    return provider.Construct(request, timeout=60)
+    return provider.Construct(request, timeout=120)
 
 
 def test_schema_has_the_guardrails_inputs(schema: dict[str, Any]) -> None:
