@@ -21,6 +21,7 @@ from typing import Any
 from pushguard.audit.guardrails.condition import ConditionError, parse
 from pushguard.audit.guardrails.errors import GuardrailsError, check_fields
 from pushguard.audit.guardrails.model import Constraint
+from pushguard.guardrails import limits
 
 FIELDS = (
     "name",
@@ -37,8 +38,14 @@ METHODS = ("CREATE", "UPDATE")
 ACTIONS = ("ALLOW", "DENY")
 NAME = re.compile(r"^(organizations/[0-9]+)/customConstraints/(custom\.[A-Za-z0-9]+)$")
 RESOURCE_TYPE = re.compile(r"^[a-z0-9.-]+\.googleapis\.com/[A-Za-z0-9]+$")
-LIMITS = {"condition": 1000, "displayName": 200, "description": 2000}
-NAME_LIMIT = 70
+LIMITS = {
+    "condition": limits.CONDITION_MAX,
+    "displayName": limits.DISPLAY_NAME_MAX,
+    "description": limits.DESCRIPTION_MAX,
+}
+"""Google's documented limits, as the compiler enforces them
+(:mod:`pushguard.guardrails.limits`)."""
+NAME_LIMIT = limits.CONSTRAINT_ID_MAX
 
 
 def _string(data: dict[str, Any], key: str, file: str) -> str:
@@ -70,7 +77,9 @@ def _name(data: dict[str, Any], file: str) -> tuple[str, str, str]:
         )
     if len(found.group(2)) > NAME_LIMIT:
         raise GuardrailsError(
-            file, "name", f"{found.group(2)} has {len(found.group(2))} characters; at most 70"
+            file,
+            "name",
+            f"{found.group(2)} has {len(found.group(2))} characters; at most {NAME_LIMIT}",
         )
     return name, found.group(2), found.group(1)
 
