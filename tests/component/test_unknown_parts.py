@@ -15,8 +15,7 @@ from typing import Any
 import pulumi
 
 from pushguard.components import PushSubscription, PushSubscriptionInputError
-from pushguard.crossguard.wire import SECRET_SIG, SIG_KEY
-from tests.helpers import UNKNOWN, cause, run, run_failing
+from tests.helpers import UNKNOWN, cause, run, run_failing, secret_unknown_as_sent
 
 SUB = "gcp:pubsub/subscription:Subscription"
 TARGET = {"kind": "cloud-run", "name": "orders", "location": "europe-west1"}
@@ -52,4 +51,4 @@ def test_a_cut_sentinel_is_not_registered_as_a_known_endpoint() -> None:
     endpoint = f"https://orders-{UNKNOWN[:12]}.a.run.app/push"
     graph = run(program(endpoint, in_service_perimeter=True))
     pushed = graph.one(SUB).inputs["pushConfig"]["pushEndpoint"]
-    assert pushed == {SIG_KEY: SECRET_SIG, "value": UNKNOWN}, pushed
+    assert pushed == secret_unknown_as_sent(), pushed  # the SDK's wire form of an unknown secret

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from tests.engine.conftest import preview
+from tests.sdk import SDK_VERSION, WHOLLY_UNKNOWN
 
 KEY = "projects/acme-orders/locations/global/keyRings/push/cryptoKeys/endpoint"
 HEAD = (
@@ -151,5 +152,7 @@ def test_the_component_refuses_http_before_an_unknown_host_at_the_programs_line(
     message = refused[0][3]
     assert "refused push_endpoint" in message and "uses http://" in message, message
     assert "scheme is known at preview" in message, message
+    if SDK_VERSION < WHOLLY_UNKNOWN:
+        return  # the 'https' component's host is an invoke result this SDK reads as absent
     https = _findings(report, "push-endpoint-https")["https"]
     assert https[0] == "advisory" and "during preview" in https[1], https
