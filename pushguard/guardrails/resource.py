@@ -47,14 +47,23 @@ def _program(expression: str) -> celpy.Runner:
     return env.program(env.compile(expression))
 
 
+class NotBooleanError(TypeError):
+    """The expression's value is not a boolean; ``kind`` is its CEL type's name."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        super().__init__(f"the expression gave {kind}, not a boolean")
+
+
 def evaluate(expression: str, resource: Mapping[str, Any]) -> bool:
-    """The expression's value over ``resource`` (bound as ``resource``), with cel-python.
+    """The expression's value over ``resource`` (bound as ``resource``), with cel-python: the one
+    evaluation of the parity tests and of ``audit --guardrails``.
 
     Raises:
         celpy.CELEvalError: the expression errs on this resource (a field read without ``has()``).
-        TypeError: the expression's value is not a boolean.
+        NotBooleanError: the expression's value is not a boolean.
     """
     value = _program(expression).evaluate({"resource": json_to_cel(dict(resource))})
-    if not isinstance(value, celpy.celtypes.BoolType):
-        raise TypeError(f"the expression gave {type(value).__name__}, not a boolean")
+    if not isinstance(value, celpy.celtypes.BoolType | bool):
+        raise NotBooleanError(type(value).__name__)
     return bool(value)

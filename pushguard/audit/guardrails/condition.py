@@ -24,10 +24,12 @@ from functools import lru_cache
 from typing import Any
 
 import celpy
-from celpy.adapter import json_to_cel
 from celpy.celparser import CELParseError
 from celpy.evaluation import CELEvalError
 from lark import Token, Tree
+
+from pushguard.guardrails.resource import NotBooleanError
+from pushguard.guardrails.resource import evaluate as evaluate_cel
 
 READ_FIELDS = frozenset(
     {
@@ -79,11 +81,6 @@ def parse(text: str) -> Tree[Token]:
     except CELParseError as error:
         message = " ".join(str(error).split())
         raise ConditionError(message[:300]) from None
-
-
-@lru_cache(maxsize=256)
-def _program(text: str) -> celpy.Runner:
-    return _environment().program(parse(text))
 
 
 def _chain(member: Tree[Token]) -> tuple[str, ...] | None:
@@ -189,20 +186,18 @@ def cel_resource(asset_name: str, data: Mapping[str, Any] | None) -> dict[str, A
 
 
 def evaluate(text: str, resource: Mapping[str, Any]) -> bool | str:
-    """The condition ``text`` over ``resource``: its boolean value, or the error as text (an
-    evaluation error, or a value that is not a boolean).
+    """The condition ``text`` over ``resource``: its boolean value
+    (:func:`pushguard.guardrails.resource.evaluate`, the compiler's parity tests' evaluation), or
+    the error as text (an evaluation error, or a value that is not a boolean).
 
-    Raises:
-        ConditionError: ``text`` is not CEL (checked when ``DIR`` is read, so not here).
+    ``text`` parses: :func:`parse` checked it when ``DIR`` was read.
     """
-    program = _program(text)
     try:
-        value = program.evaluate({"resource": json_to_cel(dict(resource))})
+        return evaluate_cel(text, resource)
+    except NotBooleanError as error:
+        return f"evaluation error: the condition gave a {error.kind}, not a bool"
     except CELEvalError as error:
         detail = error.args[0] if error.args else str(error)
         return f"evaluation error: {' '.join(str(detail).split())[:300]}"
     except Exception as error:  # celpy raises Python errors of its own on odd values
         return f"evaluation error: {type(error).__name__}: {' '.join(str(error).split())[:300]}"
-    if isinstance(value, celpy.celtypes.BoolType | bool):
-        return bool(value)
-    return f"evaluation error: the condition gave a {type(value).__name__}, not a bool"
