@@ -26,6 +26,7 @@ from pushguard.components.inputs import (
 )
 from pushguard.components.plumbing import NEVER_EXPIRES
 from pushguard.components.spec import (
+    DEFERRED,
     PushSubscriptionInputError,
     PushSubscriptionSpec,
     validate_spec,
@@ -203,9 +204,16 @@ class PushSubscription(AccessChildren):
             )
         values: dict[str, Any] = dict(args)
         from_provider = "project" not in values
+        missing: list[tuple[str, str]] = []
         if from_provider:
-            values["project"] = _provider_project(name, opts)
+            try:
+                values["project"] = _provider_project(name, opts)
+            except PushSubscriptionInputError as error:
+                missing = list(error.problems)  # listed with every other bad input below
         substituted, deferred, problems = split_inputs(values)
+        if missing:
+            substituted["project"] = DEFERRED
+            problems = [*missing, *problems]
         prefix = known_prefix(values.get("push_endpoint"))
         spec = self._validate(name, substituted, problems, set(), prefix)
         super().__init__(TYPE_TOKEN, name, None, opts)

@@ -415,6 +415,19 @@ def test_missing_project_names_the_config() -> None:
     assert graph.records == []
 
 
+def test_missing_project_is_listed_with_every_other_bad_input() -> None:
+    """Without a project, the one error still names the other bad inputs and the rules' problems
+    (it used to stop at the project)."""
+    bad = program(ack_deadline_seconds=5, push_endpoint="http://x.example.com/")
+    graph, error = run_program_capturing(bad, GcpMocks(), config={})
+    assert isinstance(error, PushSubscriptionInputError)
+    problems = dict(error.problems)
+    assert set(problems) == {"project", "ack_deadline_seconds", "push_endpoint"}
+    assert "gcp:project" in problems["project"]
+    assert "[push-endpoint-https]" in problems["push_endpoint"]
+    assert graph.records == []
+
+
 def test_known_output_inputs_are_validated_and_used() -> None:
     graph = run(
         lambda: PushSubscription(
