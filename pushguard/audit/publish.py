@@ -42,10 +42,12 @@ emptied it into a hidden sibling folder.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
+import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -120,7 +122,17 @@ def _is_audit_output(folder: Path) -> bool:
 
 
 def _writable(path: Path) -> bool:
-    return os.access(path, os.W_OK | os.X_OK)
+    """Whether a folder can be made in ``path``, tried rather than asked: a permission check
+    (``os.access``) passes for root on a file system that refuses every write (``/proc``, a
+    read-only mount), which would surface only when the run publishes, after the whole Spark
+    job. The probe folder is removed at once."""
+    try:
+        probe = tempfile.mkdtemp(prefix=f"{_OURS}probe-", dir=path)
+    except OSError:
+        return False
+    with contextlib.suppress(OSError):
+        os.rmdir(probe)
+    return True
 
 
 def out_target(out: str) -> Target:

@@ -254,6 +254,7 @@ def _resolve_through_graph(b: _Builder, graph: StackGraph, in_perimeter: bool) -
             kind=service.kind,
             name=service.name,
             grants=grants,
+            grants_complete=bool(service.urn),  # a service not declared: only the stack's grants
         )
     elif b.values["push_endpoint"] and not is_google_serving_endpoint(b.values["push_endpoint"]):
         b.values["invoker_target"] = EXTERNAL_TARGET

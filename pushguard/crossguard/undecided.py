@@ -23,7 +23,8 @@ ENABLES: dict[str, str] = {
     "push_auth_account": "set defaultProject under {policy} (the project of subscriptions that "
     "name none) and add both projects to the top-level projectNumbers map, or name the push-auth "
     "account by its e-mail",
-    "target": "declare the service behind the endpoint in this stack to check its grants",
+    "target": "declare the service behind the endpoint in this stack to check its grants (or "
+    "audit its project: pushguard audit reads the service's whole IAM policy)",
 }
 """Per result field, what lets a rule decide (``{policy}``: the policy's name; settings go in
 the policy config)."""

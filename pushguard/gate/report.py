@@ -204,6 +204,12 @@ def summary(result: StackResult) -> dict[str, int]:
     }
 
 
+def disabled_policies(result: StackResult) -> list[str]:
+    """The pack's policies the policy config turned off (level ``disabled``), by name: they
+    judged nothing, so a report says which (a rule switched off is not a rule passed)."""
+    return sorted(name for name, meta in result.policies.items() if meta.level == "disabled")
+
+
 VERDICTS = {0: "passed", 1: "FAILED", 2: "INCOMPLETE"}
 """The summary line's last word by exit code: 2 when a policy could not judge what it was asked
 to (never "passed" then)."""
@@ -490,6 +496,9 @@ def render_text(result: StackResult, console: Console) -> None:
             console.print(f"  [bold]{shown(m.product)}[/]  [dim]{shown(path)}:{line}[/]")
             console.print(f"    {shown(m.reason)}")
     _unknown_offline(result, console)
+    if disabled := disabled_policies(result):
+        console.print(f"\n[bold]Disabled by the policy config ({len(disabled)})[/]")
+        console.print(f"  {shown(', '.join(disabled))}")
     for note in result.notes:
         console.print(f"\n[dim]note: {shown(note)}[/]")
     render_program_output(result, console)

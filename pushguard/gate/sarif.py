@@ -53,6 +53,15 @@ def _level(level: str) -> str:
     return "error" if level == "mandatory" else "warning"
 
 
+def _configuration(level: str) -> dict[str, Any]:
+    """A rule's ``defaultConfiguration`` (SARIF 2.1.0 section 3.50, ``reportingConfiguration``):
+    a policy the policy config disabled is ``enabled: false`` with level ``none``, so a disabled
+    mandatory rule does not read as a warning that found nothing."""
+    if level == "disabled":
+        return {"enabled": False, "level": "none"}
+    return {"level": _level(level)}
+
+
 def _rule(meta: PolicyMeta) -> dict[str, Any]:
     rule: dict[str, Any] = {
         "id": meta.name,
@@ -63,7 +72,7 @@ def _rule(meta: PolicyMeta) -> dict[str, Any]:
             "text": meta.remediation or meta.description,
             "markdown": f"**{meta.display_name}**\n\n{meta.remediation or meta.description}",
         },
-        "defaultConfiguration": {"level": _level(meta.level)},
+        "defaultConfiguration": _configuration(meta.level),
         "properties": {"tags": ["security", "pulumi", "pubsub"], "precision": "very-high"},
     }
     if meta.url.startswith(("https://", "http://")):

@@ -123,12 +123,16 @@ class InvokerTarget(_Frozen):
     """The service behind the push endpoint and the grants that are effective on it.
 
     ``grants`` includes grants inherited from the target's project and ancestors; ``None`` means
-    the grants were not collected.
+    the grants were not collected. ``grants_complete`` is ``False`` when ``grants`` are only the
+    ones seen, not the target's whole IAM policy: a stack's own grants on a service it does not
+    declare (its policy is kept outside the stack), so a grant found there proves itself, but
+    none found proves nothing.
     """
 
     kind: TargetKind
     name: str = ""
     grants: tuple[IamGrant, ...] | None = None
+    grants_complete: bool = True
 
 
 EXTERNAL_TARGET = InvokerTarget(kind=TargetKind.EXTERNAL)

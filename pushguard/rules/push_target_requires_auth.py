@@ -23,11 +23,13 @@ IAM does not accept a condition on a role granted to ``allUsers`` or ``allAuthen
 reported too, with its condition: pushguard cannot prove the condition never holds.
 
 Endpoints outside Google Cloud (``external``) have no IAM to check. A target that cannot be named,
-or whose grants were not collected, is undecided. The rule does not see a service whose Invoker
-IAM check is disabled (``gcloud run deploy --no-invoker-iam-check``, the other way the page above
-makes a service public): it is public with no binding at all. The component sees only the grants
-it makes itself, never the service's IAM policy, so the rule applies in the pack, the preview,
-analyze and the audit.
+or whose grants were not collected, is undecided; so is a service a stack grants on without
+declaring it (:attr:`~pushguard.rules.facts.InvokerTarget.grants_complete` false) when none of
+the stack's grants opens it: its IAM policy is kept outside the stack. The rule does not see a
+service whose Invoker IAM check is disabled (``gcloud run deploy --no-invoker-iam-check``, the
+other way the page above makes a service public): it is public with no binding at all. The
+component sees only the grants it makes itself, never the service's IAM policy, so the rule
+applies in the pack, the preview, analyze and the audit.
 """
 
 from __future__ import annotations
@@ -69,7 +71,16 @@ def check(facts: SubscriptionFacts) -> Iterator[Result]:
     if target.grants is None:
         yield Result.unknown("the target's IAM grants were not collected", "target")
         return
-    for grant in public_invoker_grants(target):
+    public = public_invoker_grants(target)
+    if not public and not target.grants_complete:
+        where = f"the IAM policy of {target.name}" if target.name else "the target's IAM policy"
+        yield Result.unknown(
+            f"{where} is not in the stack (only the stack's own grants on it are seen, and none "
+            "of them opens it to everyone)",
+            "target",
+        )
+        return
+    for grant in public:
         yield _violation(target, grant)
 
 

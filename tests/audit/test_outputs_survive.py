@@ -162,6 +162,8 @@ def test_usage_errors_exit_2_before_spark_starts(tmp_path: Path) -> None:
         ([str(export.parent), "--out", str(tmp_path / "in" / "out")], "is inside the export"),
         ([str(export), "--out", str(others)], "is not an audit's output folder"),
         ([str(export), "--out", str(dangling)], "is a link to"),
+        # refused by trying, not by asking: os.access lets root "write" to /proc
+        ([str(export), "--out", "/proc/pushguard-out"], "/proc is not writable"),
         (
             [str(export), "--out", str(tmp_path / "o2"), "--policy-config", str(bad_config)],
             "'expires' is a required property",

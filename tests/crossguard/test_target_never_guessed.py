@@ -82,3 +82,42 @@ def test_a_public_member_in_lower_case_is_still_public(pack: PolicyPackProcess) 
     )
     hits = violations(_analyze(pack, _top_level(case)), RULE)  # type: ignore[arg-type]
     assert hits and all("to allUsers" in d.message for d in hits)
+
+
+DETERMINISTIC_URL = "https://orders-123456789012.europe-west1.run.app/push"
+"""Cloud Run's deterministic URL of service ``orders``: the rule names the service from it."""
+
+
+def test_a_service_the_stack_does_not_declare_is_not_passed(pack: PolicyPackProcess) -> None:
+    """Only the stack's own grant on ``orders`` is seen; the service's IAM policy is kept outside
+    the stack, so whether it is public is said to be not checked, never passed."""
+    resources = [
+        raw_subscription(pushConfig=push_config(DETERMINISTIC_URL)),
+        run_invoker("orders"),
+    ]
+    assert violations(_analyze(pack, resources), RULE) == []  # type: ignore[arg-type]
+    reasons = [n.reason for n in pack.not_applicable if n.policy == RULE]
+    assert any("the IAM policy of orders is not in the stack" in r for r in reasons), reasons
+
+
+def test_a_public_grant_on_a_service_the_stack_does_not_declare_is_found(
+    pack: PolicyPackProcess,
+) -> None:
+    resources = [
+        raw_subscription(pushConfig=push_config(DETERMINISTIC_URL)),
+        run_invoker("orders"),
+        _public("orders"),
+    ]
+    hits = violations(_analyze(pack, resources), RULE)  # type: ignore[arg-type]
+    assert hits and all("to allUsers" in d.message for d in hits)
+    assert not [n for n in pack.not_applicable if n.policy == RULE]
+
+
+def test_a_declared_service_without_public_grants_passes(pack: PolicyPackProcess) -> None:
+    resources = [
+        raw_subscription(pushConfig=push_config(DETERMINISTIC_URL)),
+        run_service("orders"),
+        run_invoker("orders"),
+    ]
+    assert violations(_analyze(pack, resources), RULE) == []  # type: ignore[arg-type]
+    assert not [n for n in pack.not_applicable if n.policy == RULE], pack.not_applicable

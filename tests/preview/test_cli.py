@@ -99,6 +99,31 @@ def test_sarif_is_valid_and_what_code_scanning_needs(preview, tmp_path: Path) ->
         assert result["partialFingerprints"]
 
 
+def test_a_disabled_mandatory_rule_is_named_in_text_and_sarif(preview, tmp_path: Path) -> None:
+    """A rule the policy config switched off judged nothing: the text report names it, and its
+    SARIF descriptor is disabled rather than a warning that found nothing."""
+    config = json.loads(Path(CONFIG).read_text())
+    config["push-endpoint-https"] = {"enforcementLevel": "disabled"}
+    path = tmp_path / "policy-config.json"
+    path.write_text(json.dumps(config))
+    out = tmp_path / "preview.sarif"
+    run = preview(
+        "--stack", "legacy", "--policy-config", str(path), "-f", "sarif", "--output", str(out)
+    )
+    assert run.exit_code == 1, run.stdout + run.stderr  # the other two mandatory rules
+    disabled = run.stdout.split("Disabled by the policy config (1)")[1]
+    assert disabled.split("\n")[1].strip() == "push-endpoint-https"
+    sarif = json.loads(out.read_text())
+    jsonschema.Draft4Validator(SARIF_SCHEMA).validate(sarif)
+    rules = {r["id"]: r for r in sarif["runs"][0]["tool"]["driver"]["rules"]}
+    assert rules["push-endpoint-https"]["defaultConfiguration"] == {
+        "enabled": False,
+        "level": "none",
+    }
+    assert rules["push-sa-same-project"]["defaultConfiguration"] == {"level": "error"}
+    assert "push-endpoint-https" not in {r["ruleId"] for r in sarif["runs"][0]["results"]}
+
+
 def test_sarif_fingerprints_are_stable_across_runs(preview) -> None:
     def prints() -> list[str]:
         sarif = preview("--stack", "legacy", "--policy-config", CONFIG, "-f", "sarif").json()
