@@ -31,7 +31,12 @@ from pushguard.receiver.testing.key_dir import (
     load_or_create_issuer,
     local_key_source,
 )
-from pushguard.receiver.testing.push import DEFAULT_SUBSCRIPTION, PushRequest, push_request
+from pushguard.receiver.testing.push import (
+    DEFAULT_SUBSCRIPTION,
+    PushRequest,
+    new_message_id,
+    push_request,
+)
 from pushguard.receiver.testing.send import (
     Attempt,
     DeliveryFailed,
@@ -57,6 +62,7 @@ __all__ = [
     "default_key_dir",
     "load_or_create_issuer",
     "local_key_source",
+    "new_message_id",
     "push_request",
     "push_until_ack",
     "resolve_target",
