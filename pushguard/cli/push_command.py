@@ -51,7 +51,7 @@ def _data(data: str | None, data_file: Path | None) -> bytes:
         raise _fail(f"--data-file: {data_file} cannot be read ({exc.strerror})") from None
 
 
-def push_command(  # noqa: PLR0913, PLR0917 - typer maps parameters to options
+def push_command(  # noqa: PLR0917 - typer maps parameters to options
     url: Annotated[
         str, typer.Argument(help="The endpoint: http://127.0.0.1:PORT/PATH (loopback only).")
     ],
@@ -69,7 +69,8 @@ def push_command(  # noqa: PLR0913, PLR0917 - typer maps parameters to options
         str | None, typer.Option("--ordering-key", help="The message's ordering key.")
     ] = None,
     unwrapped: Annotated[
-        bool, typer.Option("--unwrapped", help="The subscription sets noWrapper: the body is the data.")
+        bool,
+        typer.Option("--unwrapped", help="The subscription sets noWrapper: the body is the data."),
     ] = False,
     write_metadata: Annotated[
         bool,
@@ -203,7 +204,7 @@ def push_command(  # noqa: PLR0913, PLR0917 - typer maps parameters to options
             timeout=timeout,
             on_attempt=show,
         )
-    except kit.DeliveryFailed as exc:
+    except kit.DeliveryFailedError as exc:
         raise _fail(f"no answer from {url}: {exc}") from None
     acked = attempts[-1].outcome == "ack"
     if not as_json:

@@ -39,8 +39,8 @@ from pushguard.receiver.testing.push import (
 )
 from pushguard.receiver.testing.send import (
     Attempt,
-    DeliveryFailed,
-    RemoteRefused,
+    DeliveryFailedError,
+    RemoteRefusedError,
     Target,
     push_until_ack,
     resolve_target,
@@ -53,10 +53,10 @@ __all__ = [
     "HOP_BY_HOP",
     "Attempt",
     "CloudRunFrontEnd",
-    "DeliveryFailed",
+    "DeliveryFailedError",
     "LocalIssuer",
     "PushRequest",
-    "RemoteRefused",
+    "RemoteRefusedError",
     "Target",
     "cloud_run_environ",
     "default_key_dir",

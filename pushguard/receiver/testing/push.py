@@ -8,9 +8,10 @@
   ``Content-Type: application/json`` and ``User-Agent: CloudPubSub-Google``
   (https://cloud.google.com/pubsub/docs/payload-unwrapping#example_for_wrapped_and_unwrapped_messages).
 - **Unwrapped** (``noWrapper``, https://cloud.google.com/pubsub/docs/payload-unwrapping): the raw
-  data is the body. With ``writeMetadata`` the metadata comes as ``x-goog-pubsub-subscription-name``,
-  ``x-goog-pubsub-message-id``, ``x-goog-pubsub-publish-time`` and ``x-goog-pubsub-ordering-key``
-  headers and each attribute as a header of its own name; without it, only the data.
+  data is the body. With ``writeMetadata`` the metadata comes as
+  ``x-goog-pubsub-subscription-name``, ``x-goog-pubsub-message-id``,
+  ``x-goog-pubsub-publish-time`` and ``x-goog-pubsub-ordering-key`` headers and each attribute
+  as a header of its own name; without it, only the data.
 
 Either way the request carries ``Authorization: Bearer <token>``
 (https://cloud.google.com/pubsub/docs/authenticate-push-subscriptions). The receiver's parsers
@@ -100,7 +101,7 @@ def _check_attributes(attributes: Mapping[str, str], *, as_headers: bool) -> Non
             raise ValueError(f"attributes: the value of {name!r} has a line break or NUL")
 
 
-def push_request(  # noqa: PLR0913 - one option per field of Pub/Sub's request
+def push_request(
     issuer: LocalIssuer,
     *,
     audience: str,

@@ -36,11 +36,11 @@ Resolve = Callable[..., list[tuple[Any, ...]]]
 """``socket.getaddrinfo``'s signature: injectable for tests."""
 
 
-class RemoteRefused(ValueError):
+class RemoteRefusedError(ValueError):
     """The URL is not on this machine (some address of its host is not loopback)."""
 
 
-class DeliveryFailed(OSError):
+class DeliveryFailedError(OSError):
     """No HTTP answer: the connection was refused, timed out or broke."""
 
 
@@ -84,7 +84,7 @@ def resolve_target(
         ValueError: not an ``http://`` URL with a host (the kit's tokens are trusted by no
             deployed endpoint, so there is no TLS endpoint to try them on), or the host does
             not resolve.
-        RemoteRefused: some address of the host is not loopback and ``allow_remote`` is off.
+        RemoteRefusedError: some address of the host is not loopback and ``allow_remote`` is off.
     """
     parts = urlsplit(url)
     if parts.scheme != "http" or not parts.hostname:
@@ -102,7 +102,7 @@ def resolve_target(
         raise ValueError(f"URL: the host {parts.hostname!r} has no address")
     remote = sorted({a for a in addresses if not _is_loopback(a)})
     if remote and not allow_remote:
-        raise RemoteRefused(
+        raise RemoteRefusedError(
             f"URL: {parts.hostname!r} is not this machine ({', '.join(remote)} is not a "
             "loopback address); pushguard push sends to loopback addresses only, unless "
             "--allow-remote"
@@ -117,7 +117,7 @@ def deliver(target: Target, request: PushRequest, *, timeout: float) -> int:
     """POST ``request`` to ``target``'s checked address; the HTTP status of the answer.
 
     Raises:
-        DeliveryFailed: refused, timed out, reset, or no valid HTTP answer (the cause named).
+        DeliveryFailedError: refused, timed out, reset, or no valid HTTP answer (the cause named).
     """
     connection = http.client.HTTPConnection(target.address, target.port, timeout=timeout)
     try:
@@ -131,9 +131,9 @@ def deliver(target: Target, request: PushRequest, *, timeout: float) -> int:
         response.read()
         return response.status
     except TimeoutError:
-        raise DeliveryFailed(f"no answer within {timeout:g} s (timed out)") from None
+        raise DeliveryFailedError(f"no answer within {timeout:g} s (timed out)") from None
     except (OSError, http.client.HTTPException) as exc:
-        raise DeliveryFailed(f"{type(exc).__name__}: {exc}") from None
+        raise DeliveryFailedError(f"{type(exc).__name__}: {exc}") from None
     finally:
         connection.close()
 
@@ -174,7 +174,7 @@ class Attempt:
         }
 
 
-def push_until_ack(  # noqa: PLR0913 - the retry policy's knobs
+def push_until_ack(
     target: Target,
     make_request: Callable[[int], PushRequest],
     *,
@@ -201,7 +201,7 @@ def push_until_ack(  # noqa: PLR0913 - the retry policy's knobs
 
     Raises:
         ValueError: as :func:`retry_delays`.
-        DeliveryFailed: as :func:`deliver`; the attempts so far were passed to ``on_attempt``.
+        DeliveryFailedError: as :func:`deliver`; the attempts so far were passed to ``on_attempt``.
     """
     delays = [0.0, *retry_delays(retries, minimum_backoff, maximum_backoff)]
     attempts: list[Attempt] = []
