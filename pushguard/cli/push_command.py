@@ -182,8 +182,7 @@ def push_command(  # noqa: PLR0917 - typer maps parameters to options
         raise _fail(str(exc)) from None
 
     def request(number: int) -> kit.PushRequest:
-        attempt = {"delivery_attempt": number} if dead_letter and not unwrapped else {}
-        return kit.push_request(issuer, **options, **attempt)
+        return kit.push_request(issuer, **options, delivery_attempt=number if dead_letter else None)
 
     def show(attempt: kit.Attempt) -> None:
         if as_json:
