@@ -71,14 +71,14 @@ def _is_loopback(address: str) -> bool:
 
 
 def resolve_target(
-    url: str, *, allow_remote: bool = False, resolve: Resolve = socket.getaddrinfo
+    url: str, *, allow_remote: bool = False, resolve: Resolve | None = None
 ) -> Target:
     """Check ``url`` and resolve its host, before any connection.
 
     Args:
         url: ``http://HOST[:PORT][/PATH]``.
         allow_remote: accept a host with non-loopback addresses.
-        resolve: ``socket.getaddrinfo`` (injectable for tests).
+        resolve: ``socket.getaddrinfo`` by default (looked up at each call; injectable).
 
     Raises:
         ValueError: not an ``http://`` URL with a host (the kit's tokens are trusted by no
@@ -94,7 +94,7 @@ def resolve_target(
     except ValueError:
         raise ValueError(f"URL: the port of {url!r} is not a number from 0 to 65535") from None
     try:
-        found = resolve(parts.hostname, port, type=socket.SOCK_STREAM)
+        found = (resolve or socket.getaddrinfo)(parts.hostname, port, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError) as exc:
         raise ValueError(f"URL: the host {parts.hostname!r} does not resolve ({exc})") from None
     addresses = [str(entry[4][0]) for entry in found]
