@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -441,3 +443,42 @@ def test_the_kits_issuer_is_not_the_command_default_folder_when_one_is_named(
 ) -> None:
     kept = load_or_create_issuer(tmp_path / "a")
     assert kept.kid != LocalIssuer().kid
+
+
+# ---------------------------------------------------------------------------------------------
+# The documented workflow (docs/receiver-local.md): its files, its two commands.
+
+PAGE = ROOT / "docs/receiver-local.md"
+
+
+def _page_blocks(lang: str) -> list[str]:
+    return re.findall(rf"^```{lang}\n(.*?)^```$", PAGE.read_text(encoding="utf-8"), re.S | re.M)
+
+
+def test_the_documented_workflow_acknowledges(tmp_path: Path) -> None:
+    for code in _page_blocks("python"):
+        name = code.splitlines()[0].removeprefix("# ").split(":")[0]
+        (tmp_path / name).write_text(code, encoding="utf-8")
+    commands = _page_blocks("bash")[0].replace("\\\n", " ").splitlines()
+    serve, push = shlex.split(commands[0]), shlex.split(commands[1])
+    port = _free_port()
+    assert serve[:4] == ["flask", "--app", "dev_app", "run"] and "8080" in serve
+    serve = [sys.executable, "-m", *[str(port) if w == "8080" else w for w in serve]]
+    url = push[2].replace(":8080/", f":{port}/")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    server = subprocess.Popen(serve, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        _wait_listening(port, server)
+        script = Path(sys.executable).with_name("pushguard")
+        done = subprocess.run(
+            [str(script), *push[1:2], url, *push[3:]],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=15)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["attempt 1: HTTP 204: ack", "acknowledged (1 delivery)"]
+    assert "`attempt 1: HTTP 204: ack` and `acknowledged (1 delivery)`" in PAGE.read_text()
+    assert (tmp_path / ".pushguard/issuer/certs.json").exists()
