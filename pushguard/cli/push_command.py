@@ -16,13 +16,35 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 import typer
 
 from pushguard.cli.extras import require_extra
+from pushguard.rules.endpoint import EndpointError, cloud_run_default_url_form, parse_endpoint
 
 DEFAULT_PUSH_AUTH_ACCOUNT = "local-push-auth@pushguard-local.iam.gserviceaccount.com"
 """The token's ``email`` unless ``--push-auth-account`` is given."""
+
+
+def component_audience(endpoint: str) -> str:
+    """The audience the ``PushSubscription`` component gives a subscription whose push endpoint
+    is ``endpoint`` and that sets no ``audience`` (:mod:`pushguard.components.audience`): the
+    origin of a Cloud Run default URL (the service URL Cloud Run accepts), the function URL
+    ``https://HOST/NAME`` of a 1st-gen function's ``cloudfunctions.net`` endpoint, else the
+    endpoint itself (Pub/Sub's audience when none is set,
+    https://cloud.google.com/pubsub/docs/authenticate-push-subscriptions). A target with
+    ``target.url`` or custom audiences gets that instead: pass ``--audience``."""
+    try:
+        parsed = parse_endpoint(endpoint)
+    except EndpointError:
+        return endpoint
+    if cloud_run_default_url_form(parsed) is not None:
+        return f"https://{parsed.host}"
+    if parsed.scheme == "https" and parsed.host.endswith(".cloudfunctions.net"):
+        name = urlsplit(endpoint).path.lstrip("/").split("/", 1)[0]
+        return f"https://{parsed.host}/{name}" if name else endpoint
+    return endpoint
 
 
 def _fail(message: str) -> typer.Exit:
@@ -95,8 +117,16 @@ def push_command(  # noqa: PLR0917 - typer maps parameters to options
         str | None,
         typer.Option(
             "--audience",
-            help="The token's aud: the component's `audience` output (default: the URL, which "
-            "Pub/Sub uses when the subscription sets no audience).",
+            help="The token's aud: the component's `audience` output (default: derived from "
+            "--endpoint as the component derives it).",
+        ),
+    ] = None,
+    endpoint: Annotated[
+        str | None,
+        typer.Option(
+            "--endpoint",
+            help="The subscription's push endpoint as deployed (default: URL), for the default "
+            "audience: a Cloud Run URL's origin, a 1st-gen function's URL, else the endpoint.",
         ),
     ] = None,
     push_auth_account: Annotated[
@@ -166,7 +196,7 @@ def push_command(  # noqa: PLR0917 - typer maps parameters to options
     except (ValueError, OSError) as exc:
         raise _fail(str(exc)) from None
     options: dict[str, Any] = {
-        "audience": audience or url,
+        "audience": audience or component_audience(endpoint or url),
         "service_account_email": push_auth_account,
         "data": body,
         "attributes": attributes,

@@ -195,9 +195,11 @@ def server(
         process.wait(timeout=15)
 
 
-def pushguard_push(*args: str, keys: Path | None = None) -> subprocess.CompletedProcess[str]:
+def pushguard_push(
+    *args: str, keys: Path | None = None, audience: bool = True
+) -> subprocess.CompletedProcess[str]:
     """The console script, with this worktree's code."""
-    identity = ["--audience", AUDIENCE, "--push-auth-account", ACCOUNT]
+    identity = ["--push-auth-account", ACCOUNT] + (["--audience", AUDIENCE] if audience else [])
     if keys is not None:
         identity += ["--issuer-key-dir", str(keys)]
     script = Path(sys.executable).with_name("pushguard")
@@ -254,6 +256,19 @@ def test_an_unwrapped_push_carries_its_attributes_as_headers(
     assert (acked.returncode, _lines(acked)[0]["outcome"]) == (0, "ack"), acked.stderr
     other = pushguard_push(f"{url}/unwrapped", *common, "--attribute", "tenant-id=x", keys=keys)
     assert (other.returncode, _lines(other)[0]["status"]) == (1, 503)
+
+
+def test_the_audience_follows_the_deployed_endpoint(server: tuple[str, Path], keys: Path) -> None:
+    """Without --audience, the token's aud is what the component derives from --endpoint (a
+    Cloud Run URL's origin), or the URL itself, which the server does not take."""
+    url, _ = server
+    deployed = f"{AUDIENCE}/push"
+    done = pushguard_push(
+        f"{url}/push", "--endpoint", deployed, "--json", keys=keys, audience=False
+    )
+    assert (done.returncode, _lines(done)[0]["status"]) == (0, 204), done.stderr
+    local = pushguard_push(f"{url}/push", "--json", keys=keys, audience=False)
+    assert (local.returncode, _lines(local)[0]["status"]) == (1, 401)
 
 
 def test_a_default_verifier_refuses_the_kits_push(server: tuple[str, Path], keys: Path) -> None:
@@ -482,3 +497,40 @@ def test_the_documented_workflow_acknowledges(tmp_path: Path) -> None:
     assert done.stdout.splitlines() == ["attempt 1: HTTP 204: ack", "acknowledged (1 delivery)"]
     assert "`attempt 1: HTTP 204: ack` and `acknowledged (1 delivery)`" in PAGE.read_text()
     assert (tmp_path / ".pushguard/issuer/certs.json").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# The default audience is the component's.
+
+
+@pytest.mark.parametrize(
+    ("target", "endpoint"),
+    [
+        ({"kind": "cloud-run", "name": "orders", "location": "europe-west1"},
+         "https://orders-3kq2x7ab9c-ew.a.run.app/push"),
+        ({"kind": "cloud-run", "name": "orders", "location": "europe-west1"},
+         "https://orders-123456789012.europe-west1.run.app/push"),
+        ({"kind": "cloud-function-v1", "name": "orders", "location": "europe-west1"},
+         "https://europe-west1-acme-orders.cloudfunctions.net/orders"),
+        ({"kind": "external"}, "https://hooks.example.com/push?team=orders"),
+    ],
+    ids=["cloud-run-hash", "cloud-run-deterministic", "function-v1", "external"],
+)  # fmt: skip
+def test_the_default_audience_is_the_components_output(
+    target: dict[str, str], endpoint: str
+) -> None:
+    import pulumi
+
+    from pushguard.cli.push_command import component_audience
+    from pushguard.components import PushSubscription
+    from tests.helpers import run
+
+    seen: list[str] = []
+
+    def program() -> None:
+        sub = PushSubscription("orders", {"topic": "orders", "push_endpoint": endpoint,
+                                          "target": target})  # fmt: skip
+        pulumi.Output.from_input(sub.audience).apply(seen.append)
+
+    run(program, preview=False)
+    assert seen == [component_audience(endpoint)]
