@@ -73,6 +73,38 @@ def _data(data: str | None, data_file: Path | None) -> bytes:
         raise _fail(f"--data-file: {data_file} cannot be read ({exc.strerror})") from None
 
 
+def _check_flags(
+    *,
+    unwrapped: bool,
+    write_metadata: bool,
+    dead_letter: bool,
+    backoff: tuple[float, float],
+    allow_remote: bool,
+) -> None:
+    """Refuse flags that do not go together (exit 2); warn about ``--allow-remote``."""
+    if write_metadata and not unwrapped:
+        raise _fail("--write-metadata: only with --unwrapped (noWrapper.writeMetadata)")
+    if dead_letter and unwrapped:
+        raise _fail("--dead-letter: only a wrapped push carries deliveryAttempt")
+    if backoff[0] > backoff[1]:
+        raise _fail("--minimum-backoff: must not exceed --maximum-backoff")
+    if allow_remote:
+        typer.echo(
+            "pushguard push: warning: --allow-remote: the push may leave this machine, with a "
+            "token no deployed endpoint should trust",
+            err=True,
+        )
+
+
+def _show(attempt: Any, *, as_json: bool) -> None:
+    """One delivery: a JSON object (``attempt``, ``delay``, ``outcome``, ``status``) or a line."""
+    if as_json:
+        typer.echo(json.dumps(attempt.as_json(), sort_keys=True))
+        return
+    after = f" (after {attempt.delay:g} s)" if attempt.delay else ""
+    typer.echo(f"attempt {attempt.attempt}: HTTP {attempt.status}: {attempt.outcome}{after}")
+
+
 def push_command(  # noqa: PLR0917 - typer maps parameters to options
     url: Annotated[
         str, typer.Argument(help="The endpoint: http://127.0.0.1:PORT/PATH (loopback only).")
@@ -149,11 +181,11 @@ def push_command(  # noqa: PLR0917 - typer maps parameters to options
     ] = 0,
     minimum_backoff: Annotated[
         float,
-        typer.Option("--minimum-backoff", min=0, max=600, help="Retry policy: seconds (10)."),
+        typer.Option("--minimum-backoff", min=0, max=600, help="Retry policy: minimum backoff, s."),
     ] = 10.0,
     maximum_backoff: Annotated[
         float,
-        typer.Option("--maximum-backoff", min=0, max=600, help="Retry policy: seconds (600)."),
+        typer.Option("--maximum-backoff", min=0, max=600, help="Retry policy: maximum backoff, s."),
     ] = 600.0,
     timeout: Annotated[
         float, typer.Option("--timeout", min=0.1, max=600, help="Seconds to wait for an answer.")
@@ -178,18 +210,13 @@ def push_command(  # noqa: PLR0917 - typer maps parameters to options
 
     body = _data(data, data_file)
     attributes = _attributes(attribute or [])
-    if write_metadata and not unwrapped:
-        raise _fail("--write-metadata: only with --unwrapped (noWrapper.writeMetadata)")
-    if dead_letter and unwrapped:
-        raise _fail("--dead-letter: only a wrapped push carries deliveryAttempt")
-    if minimum_backoff > maximum_backoff:
-        raise _fail("--minimum-backoff: must not exceed --maximum-backoff")
-    if allow_remote:
-        typer.echo(
-            "pushguard push: warning: --allow-remote: the push may leave this machine, with a "
-            "token no deployed endpoint should trust",
-            err=True,
-        )
+    _check_flags(
+        unwrapped=unwrapped,
+        write_metadata=write_metadata,
+        dead_letter=dead_letter,
+        backoff=(minimum_backoff, maximum_backoff),
+        allow_remote=allow_remote,
+    )
     try:
         target = kit.resolve_target(url, allow_remote=allow_remote)
         issuer = kit.load_or_create_issuer(issuer_key_dir)
@@ -214,15 +241,6 @@ def push_command(  # noqa: PLR0917 - typer maps parameters to options
     def request(number: int) -> kit.PushRequest:
         return kit.push_request(issuer, **options, delivery_attempt=number if dead_letter else None)
 
-    def show(attempt: kit.Attempt) -> None:
-        if as_json:
-            typer.echo(json.dumps(attempt.as_json(), sort_keys=True))
-        else:
-            typer.echo(
-                f"attempt {attempt.attempt}: HTTP {attempt.status}: {attempt.outcome}"
-                + (f" (after {attempt.delay:g} s)" if attempt.delay else "")
-            )
-
     try:
         attempts = kit.push_until_ack(
             target,
@@ -231,7 +249,7 @@ def push_command(  # noqa: PLR0917 - typer maps parameters to options
             minimum_backoff=minimum_backoff,
             maximum_backoff=maximum_backoff,
             timeout=timeout,
-            on_attempt=show,
+            on_attempt=lambda attempt: _show(attempt, as_json=as_json),
         )
     except kit.DeliveryFailedError as exc:
         raise _fail(f"no answer from {url}: {exc}") from None

@@ -391,3 +391,38 @@ def test_the_pytest_plugin_gives_its_fixtures_only_when_loaded(tmp_path: Path) -
     assert without.returncode == 1 and "fixture 'make_push' not found" in without.stdout
     loaded = _pytest(tmp_path, "-p", "pushguard.receiver.testing.pytest_plugin")
     assert loaded.returncode == 0, loaded.stdout + loaded.stderr
+
+
+def test_the_plugin_is_registered_nowhere() -> None:
+    """No pytest11 entry point: installing pushguard loads the plugin into no one's test run."""
+    import importlib.metadata
+
+    assert not [
+        e for e in importlib.metadata.entry_points(group="pytest11") if "pushguard" in e.value
+    ]
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert "pytest11" not in pyproject
+
+
+BLOCKED_IMPORT = """
+import importlib.abc, sys
+class Missing(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in {"cachetools", "cryptography", "requests"}:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, Missing())
+import pushguard.receiver.testing.pytest_plugin
+"""
+
+
+def test_loading_the_plugin_without_the_receiver_extra_names_it() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", BLOCKED_IMPORT],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "ImportError: pushguard.receiver needs the 'receiver' extra" in done.stderr
