@@ -418,6 +418,18 @@ def test_connection_refused_is_exit_2_with_the_cause(keys: Path) -> None:
     assert "Connection refused" in done.stderr
 
 
+def test_no_answer_is_exit_2_with_the_cause(keys: Path) -> None:
+    """A server that takes the connection and never answers: Pub/Sub would count a nack; the
+    command cannot say what the handler did, so it is a failed run."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(1)
+        port = silent.getsockname()[1]
+        done = pushguard_push(f"http://127.0.0.1:{port}/push", "--timeout", "0.5", keys=keys)
+    assert done.returncode == 2
+    assert "timed out" in done.stderr
+
+
 def test_allow_remote_warns(keys: Path) -> None:
     done = pushguard_push(f"http://127.0.0.1:{_free_port()}/push", "--allow-remote", keys=keys)
     assert "warning: --allow-remote" in done.stderr
