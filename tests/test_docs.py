@@ -98,12 +98,20 @@ def _of(*langs: str) -> list[Block]:
 
 SERVERS_PAGE = "docs/receiver-servers.md"
 """Server commands and settings: tests/receiver/test_header_limits.py runs each of them."""
+KIT_PAGE = "docs/receiver-local.md"
+"""The test kit's files (``# NAME.py`` first lines): run as a test suite, below, and as a
+development server by tests/receiver/test_push_command.py."""
 PYTHON = _of("python")
 SERVER_SETTINGS = [b for b in PYTHON if b.page == SERVERS_PAGE]
+KIT_FILES = [b for b in PYTHON if b.page == KIT_PAGE]
 COMPONENT_EXAMPLES = [
-    b for b in PYTHON if "pushguard.receiver" not in b.code and b.page != SERVERS_PAGE
+    b
+    for b in PYTHON
+    if "pushguard.receiver" not in b.code and b.page not in (SERVERS_PAGE, KIT_PAGE)
 ]
-RECEIVER_EXAMPLES = [b for b in PYTHON if "pushguard.receiver" in b.code and b.page != SERVERS_PAGE]
+RECEIVER_EXAMPLES = [
+    b for b in PYTHON if "pushguard.receiver" in b.code and b.page not in (SERVERS_PAGE, KIT_PAGE)
+]
 
 
 def by_id(blocks: list[Block]) -> dict[str, Any]:
@@ -270,6 +278,30 @@ def test_receiver_example_serves_and_rejects_unauthenticated_pushes(
     response = client.post("/push", data=b'{"message": {}}')
     assert response.status_code == 401
     assert response.headers["WWW-Authenticate"] == 'Bearer error="invalid_token"'
+
+
+def test_the_kit_page_files_pass_as_a_test_suite(tmp_path: Path) -> None:
+    """conftest.py (the plugin), app.py and test_app.py of the page, run by pytest in a folder of
+    their own; without the plugin, its fixtures are missing."""
+    names = []
+    for block in KIT_FILES:
+        name = block.code.splitlines()[0].removeprefix("# ").split(":")[0]
+        assert re.fullmatch(r"\w+\.py", name), f"{block.id}: start with '# NAME.py'"
+        (tmp_path / name).write_text(block.code, encoding="utf-8")
+        names.append(name)
+    assert {"conftest.py", "app.py", "test_app.py", "dev_app.py"} <= set(names)
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_app.py"]
+    done = subprocess.run(
+        command, cwd=tmp_path, env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0 and "3 passed" in done.stdout, done.stdout + done.stderr
+    (tmp_path / "conftest.py").unlink()
+    done = subprocess.run(
+        command, cwd=tmp_path, env=env, capture_output=True, text=True, check=False
+    )
+    assert "fixture 'make_push' not found" in done.stdout
 
 
 @pytest.mark.parametrize("block", **by_id(SERVER_SETTINGS))
@@ -449,7 +481,7 @@ def test_pushguard_command_check_catches_unknown_options_and_values() -> None:
 
 
 INLINE_COMMAND = re.compile(
-    r"`(pushguard (?:rules|preview|analyze|audit|pack|guardrails)\b(?!:)[^`]*)`"
+    r"`(pushguard (?:rules|preview|analyze|audit|pack|guardrails|push)\b(?!:)[^`]*)`"
 )
 
 

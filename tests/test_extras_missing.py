@@ -70,6 +70,7 @@ def test_the_base_install_lists_the_rules(tmp_path: Path) -> None:
         (("audit",), ("audit", "export.json", "--out", "out", "--guardrails", "g"), "guardrails"),
         (("receiver",), ("analyze", "state.json"), "pulumi"),
         (("receiver",), ("audit", "export.json", "--out", "out"), "audit"),
+        (("pulumi", "audit"), ("push", "http://127.0.0.1:9/push"), "receiver"),
     ],
 )
 def test_a_command_without_its_extra_exits_2_naming_it(

@@ -20,6 +20,7 @@ EXTRA_MODULES: Final[dict[str, tuple[str, ...]]] = {
     "pulumi": ("pulumi", "pulumi_gcp", "pulumi_policy", "grpc"),
     "audit": ("pyspark", "pyarrow", "pandas"),
     "guardrails": ("celpy", "yaml"),
+    "receiver": ("cachetools", "cryptography", "google.auth", "requests"),
 }
 """Top-level modules each extra's distributions provide, as the commands import them."""
 

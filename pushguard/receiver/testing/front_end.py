@@ -1,11 +1,5 @@
-"""Stand-ins for Google's side of a push, for tests on 127.0.0.1: a token issuer and Cloud Run's
-front end. Nothing here is trusted by default: a receiver trusts a :class:`LocalIssuer` only when
-its certificates are passed to it explicitly (``PushVerifier(..., keys=issuer.certs)``).
+"""A stand-in for Cloud Run's front end, for tests on 127.0.0.1.
 
-- :class:`LocalIssuer` signs Google-shaped ID tokens (RS256, ``kid``, ``iss``, ``aud``, ``email``,
-  ``email_verified``, ``iat``, ``exp``, ``sub``; the layout of
-  https://developers.google.com/identity/openid-connect/openid-connect#an-id-tokens-payload) with a
-  2048-bit RSA key of its own, through google-auth's own encoder.
 - :class:`CloudRunFrontEnd` plays Cloud Run's front end for a service that requires
   authentication (https://cloud.google.com/run/docs/authenticating/service-to-service): it checks
   the ID token in ``X-Serverless-Authorization`` or, when that header is absent,
@@ -21,24 +15,17 @@ its certificates are passed to it explicitly (``PushVerifier(..., keys=issuer.ce
 
 from __future__ import annotations
 
-import datetime as dt
 import http.client
 import http.server
 import threading
-import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import NameOID
-from google.auth import crypt, jwt
+from google.auth import jwt
 
+from pushguard.receiver.testing.issuer import LocalIssuer
 from pushguard.receiver.token import SIGNATURE_REMOVED
-
-GOOGLE_ISSUER = "https://accounts.google.com"
 
 HOP_BY_HOP = frozenset(
     {
@@ -53,80 +40,6 @@ HOP_BY_HOP = frozenset(
     }
 )
 """Headers a proxy does not forward (RFC 9110 section 7.6.1)."""
-
-
-def self_signed_certificate(
-    key: rsa.RSAPrivateKey,
-    *,
-    not_before: dt.datetime | None = None,
-    days: int = 3650,
-    name: str = "pushguard local issuer",
-) -> str:
-    """A PEM X.509 certificate for ``key`` (the form of Google's signing certificates), valid
-    from ``not_before`` (default: a day ago) for ``days`` days."""
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
-    start = not_before or dt.datetime.now(dt.UTC) - dt.timedelta(days=1)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(subject)
-        .issuer_name(subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(start)
-        .not_valid_after(start + dt.timedelta(days=days))
-        .sign(key, hashes.SHA256())
-    )
-    return certificate.public_bytes(serialization.Encoding.PEM).decode("ascii")
-
-
-class LocalIssuer:
-    """A token issuer of the test's own: an RSA key, its certificate by ``kid``, and tokens.
-
-    Args:
-        kid: the key ID put in each token's header and in :attr:`certs`.
-        clock: seconds since the epoch, for ``iat`` and ``exp``.
-        key: an RSA private key (a new 2048-bit key by default).
-    """
-
-    def __init__(
-        self,
-        kid: str = "pushguard-local",
-        *,
-        clock: Callable[[], float] = time.time,
-        key: rsa.RSAPrivateKey | None = None,
-    ) -> None:
-        self.kid = kid
-        self._clock = clock
-        self._key = key or rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        self.certs: dict[str, str] = {kid: self_signed_certificate(self._key)}
-        """``{kid: PEM certificate}``, as https://www.googleapis.com/oauth2/v1/certs serves them:
-        what a receiver takes as ``keys=``."""
-
-    def claims(
-        self, audience: str, email: str, *, lifetime: float = 3600, **extra: Any
-    ) -> dict[str, Any]:
-        """The claims of a push token: Google's layout, ``extra`` added or overriding."""
-        now = int(self._clock())
-        claims: dict[str, Any] = {
-            "aud": audience,
-            "azp": "100000000000000000001",
-            "email": email,
-            "email_verified": True,
-            "exp": now + int(lifetime),
-            "iat": now,
-            "iss": GOOGLE_ISSUER,
-            "sub": "100000000000000000001",
-        }
-        claims.update(extra)
-        return claims
-
-    def token(self, audience: str, email: str, *, lifetime: float = 3600, **extra: Any) -> str:
-        """A signed ID token for ``audience`` and ``email``, valid ``lifetime`` seconds from now
-        (negative: already expired); ``extra`` claims are added or override the defaults."""
-        signer = crypt.RSASigner(self._key, key_id=self.kid)  # type: ignore[no-untyped-call]
-        claims = self.claims(audience, email, lifetime=lifetime, **extra)
-        encoded: bytes = jwt.encode(signer, claims)  # type: ignore[no-untyped-call]
-        return encoded.decode("ascii")
 
 
 def strip_signature(token: str) -> str:
