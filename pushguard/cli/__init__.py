@@ -96,6 +96,14 @@ OutputOption = Annotated[
         help="Write the report here, whatever the exit code; the text report still goes to stdout.",
     ),
 ]
+JsonOutputOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--json-output",
+        help="Also write the JSON report here, whatever the exit code (with -f sarif -o FILE: "
+        "the SARIF for code scanning and the JSON for a summary from one run).",
+    ),
+]
 DebugOption = Annotated[
     bool,
     typer.Option("--debug", help="On a failed run, also print the traceback (the program's)."),
@@ -133,6 +141,7 @@ def preview_command(  # noqa: PLR0917 - typer maps parameters to options
             "(`esc open ENV --format json` per ESC environment).",
         ),
     ] = None,
+    json_output: JsonOutputOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Preview a Pulumi stack offline and run a policy pack over it, as
@@ -154,7 +163,14 @@ def preview_command(  # noqa: PLR0917 - typer maps parameters to options
         PreviewReport.failed,
         debug=debug,
     )
-    finish("preview", report, output_format, output, [policy_config, values])
+    finish(
+        "preview",
+        report,
+        output_format,
+        output,
+        [policy_config, values],
+        json_output=json_output,
+    )
 
 
 @app.command("analyze", cls=UncutCommand)
@@ -180,6 +196,7 @@ def analyze_command(  # noqa: PLR0917 - typer maps parameters to options
             "existing, and the baseline's findings that are gone are listed as resolved.",
         ),
     ] = None,
+    json_output: JsonOutputOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Run a policy pack over existing stacks' state, as `pulumi policy analyze` does, for many
@@ -198,7 +215,14 @@ def analyze_command(  # noqa: PLR0917 - typer maps parameters to options
     report = run_gate(
         "analyze", lambda: AnalyzeReport(run_analyze(options)), AnalyzeReport.failed, debug=debug
     )
-    finish("analyze", report, output_format, output, [policy_config, baseline, *state_paths])
+    finish(
+        "analyze",
+        report,
+        output_format,
+        output,
+        [policy_config, baseline, *state_paths],
+        json_output=json_output,
+    )
 
 
 class FailOn(StrEnum):
