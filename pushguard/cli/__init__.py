@@ -27,6 +27,7 @@ from pushguard.cli.exit import (
 from pushguard.cli.extras import require_extra
 from pushguard.cli.guardrails_command import guardrails_command
 from pushguard.cli.help import UncutCommand, UncutGroup
+from pushguard.cli.precommit import precommit_command
 from pushguard.cli.rules_view import print_rules
 from pushguard.preview.limits import DEFAULT_TIMEOUT
 from pushguard.rules import RULES
@@ -365,6 +366,7 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
 
 
 app.command("guardrails", cls=UncutCommand)(guardrails_command)
+app.command("pre-commit", cls=UncutCommand)(precommit_command)
 
 pack_app = typer.Typer(
     help="The CrossGuard policy pack, for `pulumi policy publish`.",
