@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.ci.runner import ActionRun, Runner, UnsupportedActionError
 
@@ -289,3 +290,26 @@ def test_the_docs_pin_the_action_to_the_package_version() -> None:
     ]
     assert pins, "no page shows the action pinned"
     assert {tag for _, tag in pins} == {f"v{VERSION}"}, pins
+
+
+def _table(page: str, header: str) -> list[list[str]]:
+    """The rows of the Markdown table under ``header`` (cells stripped)."""
+    lines = page.split(header + "\n", 1)[1].splitlines()[1:]
+    rows = []
+    for line in lines:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip("|").split(" | ")])
+    return rows
+
+
+def test_the_docs_tables_list_every_input_with_its_default_and_every_output() -> None:
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    page = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    inputs = {
+        row[0].strip("`"): row[1].strip("`").replace('""', "")
+        for row in _table(page, "| input | default | what it is |")
+    }
+    assert inputs == {name: str(spec["default"]) for name, spec in action["inputs"].items()}
+    outputs = [row[0].strip("`") for row in _table(page, "| output | what it is |")]
+    assert outputs == list(action["outputs"])
