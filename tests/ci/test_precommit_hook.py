@@ -4,8 +4,12 @@ install`` would at a pinned ``rev``) in a team's repository holding a compliant 
 and a violating one (``legacy``), copied from ``stacks/``.
 
 ``try-repo`` takes the repository's tracked files with their uncommitted changes
-(https://pre-commit.com/#pre-commit-try-repo). The hook environment is made once per module in
-a ``PRE_COMMIT_HOME`` of its own; the time it took is printed (``-s``).
+(https://pre-commit.com/#pre-commit-try-repo) and installs the hook into a new temporary store
+each time (``Store(tempdir)`` in ``pre_commit/commands/try_repo.py``): each call below installs
+pushguard with the ``pulumi`` extra from the package index, minutes on a loaded machine (the
+times are printed, ``-s``), so there are two calls, and the choice of stacks is tested without
+pre-commit (tests/ci/test_precommit.py). ``PIP_NO_COMPILE`` spares pip byte-compiling the
+thousands of pulumi-gcp modules a preview never imports; it changes nothing the test checks.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ def hook_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def try_repo(team: Path, home: Path, *files: str) -> subprocess.CompletedProcess[str]:
     environ = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     environ["PRE_COMMIT_HOME"] = str(home)
+    environ["PIP_NO_COMPILE"] = "1"
     return subprocess.run(
         [str(BIN / "pre-commit"), "try-repo", str(ROOT), "pushguard-preview", "--files", *files],
         cwd=team,
@@ -62,24 +67,17 @@ def test_the_hook_passes_a_compliant_stack_and_fails_a_violating_one(
 ) -> None:
     started = time.monotonic()
     passed = try_repo(team, hook_home, "stacks/Pulumi.dev.yaml")
-    print(f"\npre-commit try-repo, hook environment installed: {time.monotonic() - started:.0f} s")
+    print(f"\npre-commit try-repo, compliant stack: {time.monotonic() - started:.0f} s")
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert "pushguard preview (stacks this commit touches)" in passed.stdout
     assert "Passed" in passed.stdout
 
     started = time.monotonic()
     failed = try_repo(team, hook_home, "stacks/Pulumi.legacy.yaml")
-    print(f"pre-commit try-repo, environment reused: {time.monotonic() - started:.0f} s")
+    print(f"pre-commit try-repo, violating stack: {time.monotonic() - started:.0f} s")
     assert failed.returncode == 1, failed.stdout + failed.stderr
     output = failed.stdout
     assert "Failed" in output
     assert "preview of stack legacy of . (stacks/Pulumi.legacy.yaml changed)" in output
     assert "preview of stack dev" not in output
     assert "Policy violations: 3 mandatory, 1 advisory. Preview FAILED." in output
-
-
-def test_a_program_change_previews_every_stack(team: Path, hook_home: Path) -> None:
-    done = try_repo(team, hook_home, "stacks/__main__.py")
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert "preview of stack dev of . (the program changed: stacks/__main__.py)" in done.stdout
-    assert "preview of stack legacy of . (the program changed" in done.stdout
