@@ -49,6 +49,46 @@ def test_an_unexpected_failure_is_exit_2_with_one_paragraph_and_the_report(
 
 
 @pytest.mark.parametrize("command", COMMANDS)
+def test_json_output_is_written_beside_the_sarif_whatever_the_exit_code(
+    command: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    module, name, args = COMMANDS[command]
+    monkeypatch.setattr(module, name, _boom)
+    monkeypatch.chdir(ROOT)
+    sarif, report = tmp_path / "report.sarif", tmp_path / "report.json"
+    result = CliRunner().invoke(
+        app, [*args, "-f", "sarif", "-o", str(sarif), "--json-output", str(report)]
+    )
+    assert result.exit_code == 2
+    assert json.loads(report.read_text())["summary"]["exitCode"] == 2
+    invocation = json.loads(sarif.read_text())["runs"][-1]["invocations"][0]
+    assert invocation["executionSuccessful"] is False
+
+
+def test_a_usage_error_still_writes_the_json_output(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    run = subprocess.run(
+        [str(PUSHGUARD), "preview", "--bogus", "-f", "sarif", "--json-output", str(report)],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert run.returncode == 2
+    assert "No such option: --bogus" in json.loads(report.read_text())["error"]["message"]
+
+
+def test_json_output_never_overwrites_a_state_file(tmp_path: Path) -> None:
+    state = tmp_path / "state.json"
+    state.write_text('{"version": 3, "deployment": {"resources": []}}')
+    before = state.read_text()
+    result = CliRunner().invoke(app, ["analyze", str(state), "--json-output", str(state)])
+    assert result.exit_code == 2
+    assert f"--json-output {state} is an input of this run" in result.stderr
+    assert state.read_text() == before
+
+
+@pytest.mark.parametrize("command", COMMANDS)
 def test_debug_shows_the_traceback(command: str, monkeypatch: pytest.MonkeyPatch) -> None:
     module, name, args = COMMANDS[command]
     monkeypatch.setattr(module, name, _boom)

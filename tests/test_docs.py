@@ -13,7 +13,9 @@ How each fenced block is checked, by its language tag (an untagged or unknown ta
 - ``yaml``/``json``: parse; the component's YAML program, the TypeScript program and the sample
   policy config equal the repository's files; a ``--values`` file passes the preview's check
   (and tests/engine/test_values_preview.py previews with docs/preview.md's); ``pushguard``
-  commands in a workflow's ``run:`` steps parse with the CLI;
+  commands in a workflow's ``run:`` steps parse with the CLI; a workflow step that uses
+  pushguard's GitHub Action pins the package's version (``pushguard/pushguard@vVERSION``) and
+  gives only inputs ``action.yml`` declares (tests/ci/test_action.py runs the action);
 - ``text``: a ``pushguard`` usage line, the component's error message, or the repository layout.
 """
 
@@ -30,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -333,6 +336,7 @@ PROGRAMS = {
     "test": "coreutils",
     ".": "sources a virtualenv",
     "mkdocs": "this site",
+    "pre-commit": "runs the hook (tests/ci/test_precommit_hook.py runs it with try-repo)",
     "gunicorn": "run by tests/receiver/test_header_limits.py",
     "uvicorn": "run by tests/receiver/test_header_limits.py",
     "flask": "run by tests/receiver/test_header_limits.py",
@@ -529,7 +533,24 @@ def test_yaml_example_parses(block: Block) -> None:
             if words[0] == "pushguard":
                 check_pushguard(words)
     if "jobs" in document:  # a GitHub workflow: its pushguard step must be checked
-        assert any("pushguard" in step for step in steps)
+        uses_action = list(_action_steps(document))
+        assert uses_action or any("pushguard" in step for step in steps)
+        for step in uses_action:
+            assert step["uses"] == f"{ACTION}@v{VERSION}", "pin the action to the package version"
+            assert set(step.get("with") or {}) <= set(ACTION_INPUTS), step["with"]
+
+
+ACTION = "pushguard/pushguard"
+VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+ACTION_INPUTS = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))["inputs"]
+
+
+def _action_steps(document: Any) -> Iterator[dict[str, Any]]:
+    """The steps of a workflow that use pushguard's GitHub Action."""
+    for job in (document.get("jobs") or {}).values():
+        for step in job.get("steps") or []:
+            if str(step.get("uses", "")).startswith(f"{ACTION}@"):
+                yield step
 
 
 @pytest.mark.parametrize("block", **by_id(_of("json")))

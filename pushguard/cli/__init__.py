@@ -27,6 +27,7 @@ from pushguard.cli.exit import (
 from pushguard.cli.extras import require_extra
 from pushguard.cli.guardrails_command import guardrails_command
 from pushguard.cli.help import UncutCommand, UncutGroup
+from pushguard.cli.precommit import precommit_command
 from pushguard.cli.push_command import push_command
 from pushguard.cli.rules_view import print_rules
 from pushguard.preview.limits import DEFAULT_TIMEOUT
@@ -97,6 +98,14 @@ OutputOption = Annotated[
         help="Write the report here, whatever the exit code; the text report still goes to stdout.",
     ),
 ]
+JsonOutputOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--json-output",
+        help="Also write the JSON report here, whatever the exit code (with -f sarif -o FILE: "
+        "the SARIF for code scanning and the JSON for a summary from one run).",
+    ),
+]
 DebugOption = Annotated[
     bool,
     typer.Option("--debug", help="On a failed run, also print the traceback (the program's)."),
@@ -134,6 +143,7 @@ def preview_command(  # noqa: PLR0917 - typer maps parameters to options
             "(`esc open ENV --format json` per ESC environment).",
         ),
     ] = None,
+    json_output: JsonOutputOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Preview a Pulumi stack offline and run a policy pack over it, as
@@ -155,7 +165,14 @@ def preview_command(  # noqa: PLR0917 - typer maps parameters to options
         PreviewReport.failed,
         debug=debug,
     )
-    finish("preview", report, output_format, output, [policy_config, values])
+    finish(
+        "preview",
+        report,
+        output_format,
+        output,
+        [policy_config, values],
+        json_output=json_output,
+    )
 
 
 @app.command("analyze", cls=UncutCommand)
@@ -181,6 +198,7 @@ def analyze_command(  # noqa: PLR0917 - typer maps parameters to options
             "existing, and the baseline's findings that are gone are listed as resolved.",
         ),
     ] = None,
+    json_output: JsonOutputOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Run a policy pack over existing stacks' state, as `pulumi policy analyze` does, for many
@@ -199,7 +217,14 @@ def analyze_command(  # noqa: PLR0917 - typer maps parameters to options
     report = run_gate(
         "analyze", lambda: AnalyzeReport(run_analyze(options)), AnalyzeReport.failed, debug=debug
     )
-    finish("analyze", report, output_format, output, [policy_config, baseline, *state_paths])
+    finish(
+        "analyze",
+        report,
+        output_format,
+        output,
+        [policy_config, baseline, *state_paths],
+        json_output=json_output,
+    )
 
 
 class FailOn(StrEnum):
@@ -343,6 +368,7 @@ def audit_command(  # noqa: PLR0917 - typer maps parameters to options
 
 app.command("guardrails", cls=UncutCommand)(guardrails_command)
 app.command("push", cls=UncutCommand)(push_command)
+app.command("pre-commit", cls=UncutCommand)(precommit_command)
 
 pack_app = typer.Typer(
     help="The CrossGuard policy pack, for `pulumi policy publish`.",

@@ -163,23 +163,31 @@ def finish(
     report_format: ReportFormat,
     output: Path | None,
     inputs: Iterable[Path | None] = (),
+    *,
+    json_output: Path | None = None,
 ) -> NoReturn:
-    """Write ``report`` to ``output`` (in ``report_format``) when given, else print it (text on
-    the terminal, JSON and SARIF as they are), print the error paragraph, and exit with the
-    report's code.
+    """Write ``report`` to ``output`` (in ``report_format``) when given, and as JSON to
+    ``json_output`` when given (``--json-output``: one run gives the SARIF for code scanning
+    and the JSON for a summary), else print it (text on the terminal, JSON and SARIF as they
+    are), print the error paragraph, and exit with the report's code.
 
-    Exit 2 instead, with the cause on stderr, when ``output`` is a file the run read (one of
-    ``inputs`` or :meth:`GateReport.inputs`: a report must never replace a state file or a
-    program), when it cannot be written, or when stdout is closed before the report is printed
-    (``pushguard ... | head -0``): a gate fails closed."""
-    if output is not None:
-        read = {p.resolve() for p in inputs if p is not None} | report.inputs()
-        if output.resolve() in read:
-            _fail(command, f"--output {output} is an input of this run; it was not overwritten")
+    Exit 2 instead, with the cause on stderr, when ``output`` or ``json_output`` is a file the
+    run read (one of ``inputs`` or :meth:`GateReport.inputs`: a report must never replace a
+    state file or a program), when it cannot be written, or when stdout is closed before the
+    report is printed (``pushguard ... | head -0``): a gate fails closed."""
+    read = {p.resolve() for p in inputs if p is not None} | report.inputs()
+    for option, path, chosen in (
+        ("--output", output, report_format),
+        ("--json-output", json_output, ReportFormat.JSON),
+    ):
+        if path is None:
+            continue
+        if path.resolve() in read:
+            _fail(command, f"{option} {path} is an input of this run; it was not overwritten")
         try:
-            output.write_text(report.render(report_format), encoding="utf-8")
+            path.write_text(report.render(chosen), encoding="utf-8")
         except OSError as problem:
-            _fail(command, f"cannot write {output}: {problem}")
+            _fail(command, f"cannot write {path}: {problem}")
     if sys.stdout is None and output is None:  # started with stdout closed (`>&-`)
         _fail(command, "stdout is closed: the report cannot be printed (use --output)")
     if sys.stdout is not None:  # with --output and stdout closed, the report is in the file
@@ -249,11 +257,12 @@ def _option_value(args: list[str], *names: str) -> str | None:
 def write_usage_report(args: list[str], message: str) -> None:
     """After a usage error of ``preview`` or ``analyze``: write the failed run's report to the
     ``--output`` named in ``args`` (the raw command line), in its ``--format`` when valid (else
-    text). Nothing is written for other commands or without ``--output``; a report that cannot
-    be written is said on stderr."""
+    text), and as JSON to its ``--json-output``. Nothing is written for other commands or
+    without either; a report that cannot be written is said on stderr."""
     command = next((a for a in args if not a.startswith("-")), "")
     output = _option_value(args, "-o", "--output")
-    if command not in ("preview", "analyze") or not output:
+    json_output = _option_value(args, "--json-output")
+    if command not in ("preview", "analyze") or not (output or json_output):
         return
     from pushguard.cli.reports import AnalyzeReport, PreviewReport  # noqa: PLC0415
 
@@ -261,7 +270,10 @@ def write_usage_report(args: list[str], message: str) -> None:
     report_format = ReportFormat(chosen) if chosen in set(ReportFormat) else ReportFormat.TEXT
     failed = PreviewReport.failed if command == "preview" else AnalyzeReport.failed
     report = failed(RunError(f"usage: {message}"))
-    try:
-        Path(output).write_text(report.render(report_format), encoding="utf-8")
-    except OSError as problem:
-        typer.echo(f"pushguard {command}: error: cannot write {output}: {problem}", err=True)
+    for path, written in ((output, report_format), (json_output, ReportFormat.JSON)):
+        if not path:
+            continue
+        try:
+            Path(path).write_text(report.render(written), encoding="utf-8")
+        except OSError as problem:
+            typer.echo(f"pushguard {command}: error: cannot write {path}: {problem}", err=True)
