@@ -32,6 +32,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pushguard._about import version
 from pushguard.cli.runs import combined_exit_code, run_gate
@@ -90,7 +91,7 @@ def read_inputs(environ: Mapping[str, str]) -> ActionInputs:
         )
     workspace = Path(environ.get("GITHUB_WORKSPACE") or os.getcwd())
     return ActionInputs(
-        stacks=stacks,
+        stacks=tuple(dict.fromkeys(stacks)),  # a stack given twice is judged once
         state=state,
         working_directory=workspace / (value["working-directory"] or "."),
         policy_config=value["policy-config"],
@@ -136,20 +137,49 @@ def gate_commands(inputs: ActionInputs, reports: Path) -> list[GateCommand]:
     return commands
 
 
-def merge_sarif(logs: list[Path]) -> str:
-    """One SARIF log with the runs of every log in ``logs`` that can be read (in order); a log
-    that is missing or unreadable is left out (its run failed: exit 2, said in the summary)."""
+def _read_sarif(path: Path) -> dict[str, Any] | None:
+    """The SARIF log at ``path`` (a JSON object with ``version`` and a ``runs`` list), or
+    ``None``."""
+    try:
+        log = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(log, dict) or "version" not in log or not isinstance(log.get("runs"), list):
+        return None
+    return log
+
+
+def _category(run: Any, label: str) -> str:
+    """A run's ``automationDetails.id``, set to ``pushguard-preview/LABEL/`` when the run could
+    not name its stack (a failed run's bare ``pushguard-preview/``): code scanning needs every
+    run's category to differ."""
+    details = run.get("automationDetails") if isinstance(run, dict) else None
+    category = str(details.get("id", "")) if isinstance(details, dict) else ""
+    if category.count("/") < 2 and isinstance(run, dict):
+        tool = category.split("/", 1)[0] or "pushguard"
+        category = f"{tool}/{re.sub(r'[^A-Za-z0-9_.-]+', '_', label)}/"
+        run["automationDetails"] = {**(details or {}), "id": category}
+    return category
+
+
+def merge_sarif(logs: list[tuple[str, Path]]) -> str:
+    """One SARIF log with the runs of every ``(label, path)`` log in ``logs`` that can be read
+    (in order), each under its own category (:func:`_category`); a run whose category an
+    earlier one has (the same stack given by two names) is left out, and so is a log that is
+    missing or unreadable (its run failed: exit 2, said in the summary)."""
     merged: dict[str, object] | None = None
     runs: list[object] = []
-    for path in logs:
-        try:
-            log = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if not isinstance(log, dict) or not isinstance(log.get("runs"), list):
+    seen: set[str] = set()
+    for label, path in logs:
+        log = _read_sarif(path)
+        if log is None:
             continue
         merged = merged or {key: value for key, value in log.items() if key != "runs"}
-        runs.extend(log["runs"])
+        for run in log["runs"]:
+            category = _category(run, label)
+            if category not in seen:
+                seen.add(category)
+                runs.append(run)
     document = merged or {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -167,15 +197,38 @@ def write_outputs(path: Path, outputs: Mapping[str, str]) -> None:
             file.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
 
 
+def check_sarif_target(inputs: ActionInputs) -> Path | None:
+    """Where the merged SARIF log goes (``None`` without ``sarif``).
+
+    Raises:
+        InputError: the path exists and is not a SARIF log (a typo must not replace
+            ``Pulumi.yaml``, the policy config, a program or a state file), or is a folder.
+    """
+    if not inputs.sarif:
+        return None
+    target = inputs.working_directory / inputs.sarif
+    if target.is_dir():
+        raise InputError(f"`sarif` {inputs.sarif}: is a folder; give a file path")
+    if target.exists() and _read_sarif(target) is None:
+        raise InputError(
+            f"`sarif` {inputs.sarif}: exists and is not a SARIF log, so it is not replaced; give "
+            "a new path (such as pushguard.sarif)"
+        )
+    return target
+
+
 def run_action(environ: Mapping[str, str]) -> int:
-    """The gate step: run, report, summarise; the combined exit code (see the module)."""
-    try:
-        inputs = read_inputs(environ)
-    except InputError as error:
-        print(f"pushguard action: error: {error}", file=sys.stderr)
-        return 2
+    """The gate step: run, report, summarise; the combined exit code (see the module). A bad
+    input is exit 2, said in the summary and the ``exit-code`` output too."""
     temp = Path(environ.get("RUNNER_TEMP") or tempfile.gettempdir())
     reports = Path(tempfile.mkdtemp(prefix="pushguard-reports-", dir=temp))
+    try:
+        inputs = read_inputs(environ)
+        target = check_sarif_target(inputs)
+    except InputError as error:
+        print(f"pushguard action: error: {error}", file=sys.stderr)
+        _publish(environ, job_summary("preview", [GateRun(str(error), 2, None)], 2), 2, "", reports)
+        return 2
     runs: list[GateRun] = []
     commands = gate_commands(inputs, reports)
     for command in commands:
@@ -183,16 +236,22 @@ def run_action(environ: Mapping[str, str]) -> int:
         runs.append(load_run(command.label, code, command.report))
     exit_code = combined_exit_code(run.exit_code for run in runs)
     sarif = ""
-    if inputs.sarif:
-        target = inputs.working_directory / inputs.sarif
-        logs = [command.sarif for command in commands]
+    if target is not None:
+        logs = [(command.label, command.sarif) for command in commands]
         try:
             target.write_text(merge_sarif(logs), encoding="utf-8")
             sarif = str(target.resolve())
         except OSError as error:
             print(f"pushguard action: error: cannot write sarif {target}: {error}", file=sys.stderr)
             exit_code = 2
-    summary = job_summary(inputs.command, runs, exit_code)
+    _publish(environ, job_summary(inputs.command, runs, exit_code), exit_code, sarif, reports)
+    return exit_code
+
+
+def _publish(
+    environ: Mapping[str, str], summary: str, exit_code: int, sarif: str, reports: Path
+) -> None:
+    """Append ``summary`` to ``GITHUB_STEP_SUMMARY`` and the outputs to ``GITHUB_OUTPUT``."""
     if environ.get("GITHUB_STEP_SUMMARY"):
         with Path(environ["GITHUB_STEP_SUMMARY"]).open("a", encoding="utf-8") as file:
             file.write(summary)
@@ -201,7 +260,6 @@ def run_action(environ: Mapping[str, str]) -> int:
             Path(environ["GITHUB_OUTPUT"]),
             {"exit-code": str(exit_code), "sarif": sarif, "reports": str(reports)},
         )
-    return exit_code
 
 
 def check_version(action_path: Path) -> int:
@@ -235,6 +293,9 @@ def main(argv: list[str] | None = None) -> None:
         else:
             print(f"pushguard action: error: unexpected arguments {args}", file=sys.stderr)
             code = 2
+    except KeyboardInterrupt:  # GitHub cancels a job with SIGINT first
+        print("pushguard action: error: interrupted", file=sys.stderr)
+        code = 2
     except Exception as error:
         print(f"pushguard action: error: {type(error).__name__}: {error}", file=sys.stderr)
         code = 2

@@ -10,6 +10,7 @@ judged and reported.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterable, Sequence
@@ -35,13 +36,22 @@ def gate_argv(args: Sequence[str]) -> list[str]:
     return [sys.executable, "-m", "pushguard.cli", *args]
 
 
+RUNNER_FILES = ("GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_STATE")
+"""The variables naming GitHub's environment files (the job summary, the step's outputs, the
+next steps' environment and ``PATH``, the action's state:
+https://docs.github.com/en/actions/reference/workflows-and-actions/workflow-commands#environment-files).
+A gate run (and the team's program it starts) never gets them: only the action writes there."""
+
+
 def run_gate(args: Sequence[str], cwd: Path) -> int:
     """Run ``pushguard ARGS`` in ``cwd``, its output going to this process's stdout and stderr
-    (the CI log, the hook's output); its exit code. A command that cannot start is 2."""
+    (the CI log, the hook's output), without :data:`RUNNER_FILES` in its environment; its exit
+    code. A command that cannot start is 2."""
     sys.stdout.flush()
     sys.stderr.flush()
+    env = {k: v for k, v in os.environ.items() if k not in RUNNER_FILES}
     try:
-        return subprocess.run(gate_argv(args), cwd=cwd, check=False).returncode
+        return subprocess.run(gate_argv(args), cwd=cwd, env=env, check=False).returncode
     except OSError as error:
         print(f"pushguard: error: cannot run pushguard {' '.join(args)}: {error}", file=sys.stderr)
         return 2

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pushguard.state.urn import parse_urn
+
 MAX_FINDINGS = 30
 """Findings listed at most; the rest are counted (the SARIF and JSON reports have them all)."""
 
@@ -138,8 +140,11 @@ def _counted(violation: Mapping[str, Any]) -> bool:
 
 def _finding_line(stack: _Stack, v: Mapping[str, Any]) -> str:
     urn = str(v.get("urn", ""))
-    parts = urn.split("::")
-    resource = f"{parts[-2].rsplit('$', 1)[-1]} {parts[-1]}" if len(parts) >= 3 else urn
+    try:
+        parsed = parse_urn(urn)  # a name may hold "::": parsed from the left
+        resource = f"{parsed.type} {parsed.name}"
+    except ValueError:
+        resource = urn
     location = v.get("location") or {}
     where = f"{location.get('path', '')}:{location.get('line', '')}" if location else ""
     message = str(v.get("message", "")).strip().splitlines()
@@ -181,6 +186,21 @@ def _findings(stacks: Sequence[_Stack]) -> list[str]:
     return lines
 
 
+def _disabled(stacks: Sequence[_Stack]) -> list[str]:
+    """A line per stack whose policy config disabled policies (the report's
+    ``disabledPolicies``): a rule switched off judged nothing, and a pull request may be what
+    switched it off."""
+    lines = []
+    for s in stacks:
+        names = [str(n) for n in s.report.get("disabledPolicies", []) if isinstance(n, str)]
+        if names:
+            lines.append(
+                f"- {escape(s.name)}: disabled by the policy config: "
+                + ", ".join(escape(n) for n in names)
+            )
+    return ["", "### Disabled policies", "", *lines] if lines else []
+
+
 def job_summary(command: str, runs: Sequence[GateRun], exit_code: int) -> str:
     """The Markdown summary of ``runs`` of ``pushguard COMMAND`` (``preview`` or ``analyze``)
     whose combined exit code (:func:`pushguard.cli.runs.combined_exit_code`) is ``exit_code``."""
@@ -193,6 +213,7 @@ def job_summary(command: str, runs: Sequence[GateRun], exit_code: int) -> str:
     ]
     if stacks:
         lines += ["", *_table(stacks)]
+    lines += _disabled(stacks)
     lines += _findings(stacks)
     errors = [error for run in runs for error in _errors(run)]
     if errors:

@@ -258,7 +258,8 @@ def to_json(result: StackResult) -> dict[str, Any]:
     ``name``, ``message``, ``location`` or ``null``: what the real preview would know,
     :mod:`pushguard.gate.unknowns`), ``outputs``
     (the stack outputs), ``programOutput`` (``stdout``, ``stderr``, ``truncated``), ``notes``,
-    ``logs`` and ``summary``. Deterministic: the same preview gives the same bytes (timings are
+    ``logs`` and ``summary``; ``disabledPolicies`` (names) when the policy config disabled
+    any. Deterministic: the same preview gives the same bytes (timings are
     not part of it)."""
     result = redact_result(result)
     names = unprintable_names(result)
@@ -267,6 +268,7 @@ def to_json(result: StackResult) -> dict[str, Any]:
         "stack": result.stack,
         **result.origin.report_fields(_relative),
         "policyPack": {"name": result.pack_name, "version": result.pack_version},
+        **({"disabledPolicies": disabled} if (disabled := disabled_policies(result)) else {}),
         "resources": _resources_json(result),
         "violations": [_violation_json(result, v, names) for v in result.violations],
         "notChecked": [

@@ -174,6 +174,53 @@ def test_stacks_and_state_together_are_refused(runner: Runner) -> None:
     assert "pushguard preview takes no baseline" in done.log
 
 
+def test_a_refused_input_still_gives_the_summary_and_the_exit_code_output(runner: Runner) -> None:
+    done = run(runner, stacks="dev", state="state/")
+    assert done.exit_code == 2
+    assert done.outputs["exit-code"] == "2"
+    assert done.summary.startswith("## pushguard preview: FAILED")
+    assert "not both" in done.summary
+
+
+def test_the_sarif_input_never_replaces_a_file_that_is_not_a_sarif_log(runner: Runner) -> None:
+    """A typo in ``sarif`` must not replace the project file or the policy config (the trial
+    saw both replaced, exit 0); a previous SARIF log is replaced."""
+    for name in ("Pulumi.yaml", "policy-config.json", "stacks"):
+        before = {p: p.read_bytes() for p in runner.workspace.rglob("*") if p.is_file()}
+        done = run(runner, stacks="dev", sarif=name)
+        assert done.exit_code == 2, done.log
+        assert f"`sarif` {name}:" in done.log
+        after = {p: p.read_bytes() for p in runner.workspace.rglob("*") if p.is_file()}
+        assert before == after
+    assert run(runner, stacks="dev").exit_code == 0
+    assert run(runner, stacks="dev").exit_code == 0, "its own SARIF log is replaced"
+
+
+def test_the_stack_program_cannot_write_the_summary_or_the_outputs(runner: Runner) -> None:
+    """The team's program runs without GitHub's environment files: it cannot put "passed" in the
+    job summary, set an output or change the next steps' environment."""
+    program = runner.workspace / "stacks" / "legacy.py"
+    program.write_text(
+        program.read_text(encoding="utf-8") + "\nimport os as _os\n"
+        "for _name in ('GITHUB_STEP_SUMMARY', 'GITHUB_OUTPUT', 'GITHUB_ENV', 'GITHUB_PATH'):\n"
+        "    if _os.environ.get(_name):\n"
+        "        with open(_os.environ[_name], 'a') as _file:\n"
+        "            _file.write('## pushguard preview: passed\\nexit-code=0\\n')\n"
+    )
+    done = run(runner, stacks="legacy")
+    assert done.exit_code == 1, done.log
+    assert done.summary.startswith("## pushguard preview: FAILED\n")
+    assert "passed" not in done.summary.split("\n", 1)[0]
+    assert done.summary.count("## pushguard preview") == 1
+
+
+def test_a_stack_given_twice_is_judged_once(runner: Runner) -> None:
+    done = run(runner, stacks="dev dev pushguard-example/dev")
+    assert done.exit_code == 0, done.log
+    ids = [r["automationDetails"]["id"] for r in sarif(done)["runs"]]
+    assert ids == ["pushguard-preview/pushguard-example/dev/"]
+
+
 def test_state_files_with_a_baseline_list_new_findings_first(runner: Runner) -> None:
     from pushguard.preview.runner import PreviewOptions, run_preview
     from tests.analyze.exports import dumps, export_from_preview

@@ -156,19 +156,67 @@ def test_inputs_are_split_and_checked(tmp_path: Path) -> None:
 def test_sarif_logs_merge_into_one_with_a_run_each(tmp_path: Path) -> None:
     logs = []
     for name in ("dev", "prod"):
-        log = {"version": "2.1.0", "$schema": "s", "runs": [{"automationDetails": {"id": name}}]}
-        logs.append(tmp_path / f"{name}.sarif")
-        logs[-1].write_text(json.dumps(log))
-    merged = json.loads(merge_sarif([logs[0], tmp_path / "missing.sarif", logs[1]]))
+        run = {"automationDetails": {"id": f"pushguard-preview/p/{name}/"}}
+        log = {"version": "2.1.0", "$schema": "s", "runs": [run]}
+        logs.append((name, tmp_path / f"{name}.sarif"))
+        logs[-1][1].write_text(json.dumps(log))
+    missing = ("gone", tmp_path / "missing.sarif")
+    merged = json.loads(merge_sarif([logs[0], missing, logs[1]]))
     assert merged == {
         "version": "2.1.0",
         "$schema": "s",
-        "runs": [{"automationDetails": {"id": "dev"}}, {"automationDetails": {"id": "prod"}}],
+        "runs": [
+            {"automationDetails": {"id": "pushguard-preview/p/dev/"}},
+            {"automationDetails": {"id": "pushguard-preview/p/prod/"}},
+        ],
     }
     assert json.loads(merge_sarif([]))["runs"] == []
+
+
+def test_every_merged_run_has_a_category_of_its_own(tmp_path: Path) -> None:
+    """The same stack by two names is one run; two failed runs (a bare ``pushguard-preview/``:
+    no stack named) each get their label's category: code scanning needs them distinct."""
+    logs = []
+    for index, (label, category) in enumerate(
+        [
+            ("dev", "pushguard-preview/p/dev/"),
+            ("p/dev", "pushguard-preview/p/dev/"),
+            ("nope", "pushguard-preview/"),
+            ("nope 2", "pushguard-preview/"),
+        ]
+    ):
+        path = tmp_path / f"{index}.sarif"
+        path.write_text(
+            json.dumps({"version": "2.1.0", "runs": [{"automationDetails": {"id": category}}]})
+        )
+        logs.append((label, path))
+    runs = json.loads(merge_sarif(logs))["runs"]
+    assert [r["automationDetails"]["id"] for r in runs] == [
+        "pushguard-preview/p/dev/",
+        "pushguard-preview/nope/",
+        "pushguard-preview/nope_2/",
+    ]
 
 
 def test_outputs_cannot_end_their_own_value(tmp_path: Path) -> None:
     path = tmp_path / "out"
     write_outputs(path, {"sarif": "a\nexit-code=0", "exit-code": "1"})
     assert read_environment_file(path.read_text()) == {"sarif": "a\nexit-code=0", "exit-code": "1"}
+
+
+def test_a_resource_name_holding_colons_is_named_whole() -> None:
+    """A name may hold ``::`` (Pulumi's URN format): the summary names the subscription, not a
+    topic whose type and name the name spells."""
+    name = "real-bad::gcp:pubsub/topic:Topic::payments-ok"
+    summary = job_summary("preview", [GateRun("prod", 1, preview_report(violation(name)))], 1)
+    line = next(x for x in summary.splitlines() if x.startswith("- **mandatory**"))
+    assert "gcp\\:pubsub\\/subscription\\:Subscription real\\-bad\\:\\:gcp" in line, line
+
+
+def test_disabled_policies_are_named_in_the_summary() -> None:
+    report = {**preview_report(), "disabledPolicies": ["push-endpoint-https", "push-auth-oidc"]}
+    summary = job_summary("preview", [GateRun("prod", 0, report)], 0)
+    disabled = summary.split("### Disabled policies\n\n", 1)[1].splitlines()[0]
+    assert disabled == (
+        "- shop\\/prod: disabled by the policy config: push\\-endpoint\\-https, push\\-auth\\-oidc"
+    )

@@ -107,10 +107,13 @@ def test_a_disabled_mandatory_rule_is_named_in_text_and_sarif(preview, tmp_path:
     path = tmp_path / "policy-config.json"
     path.write_text(json.dumps(config))
     out = tmp_path / "preview.sarif"
+    report = tmp_path / "preview.json"
     run = preview(
-        "--stack", "legacy", "--policy-config", str(path), "-f", "sarif", "--output", str(out)
-    )
+        "--stack", "legacy", "--policy-config", str(path), "-f", "sarif", "--output", str(out),
+        f"--json-output={report}",
+    )  # fmt: skip
     assert run.exit_code == 1, run.stdout + run.stderr  # the other two mandatory rules
+    assert json.loads(report.read_text())["disabledPolicies"] == ["push-endpoint-https"]
     disabled = run.stdout.split("Disabled by the policy config (1)")[1]
     assert disabled.split("\n")[1].strip() == "push-endpoint-https"
     sarif = json.loads(out.read_text())
