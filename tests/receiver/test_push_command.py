@@ -482,33 +482,70 @@ def _page_blocks(lang: str) -> list[str]:
     return re.findall(rf"^```{lang}\n(.*?)^```$", PAGE.read_text(encoding="utf-8"), re.S | re.M)
 
 
-def test_the_documented_workflow_acknowledges(tmp_path: Path) -> None:
+def _page_commands(block: str) -> list[list[str]]:
+    return [shlex.split(line) for line in block.replace("\\\n", " ").splitlines()]
+
+
+@pytest.fixture
+def documented_server(tmp_path: Path) -> Iterator[tuple[int, dict[str, str]]]:
+    """The page's files in ``tmp_path``, its ``flask run`` command serving them on a free
+    port: the port and the environment to run ``pushguard push`` in."""
     for code in _page_blocks("python"):
         name = code.splitlines()[0].removeprefix("# ").split(":")[0]
         (tmp_path / name).write_text(code, encoding="utf-8")
-    commands = _page_blocks("bash")[0].replace("\\\n", " ").splitlines()
-    serve, push = shlex.split(commands[0]), shlex.split(commands[1])
+    serve = _page_commands(_page_blocks("bash")[0])[0]
     port = _free_port()
     assert serve[:4] == ["flask", "--app", "dev_app", "run"] and "8080" in serve
     serve = [sys.executable, "-m", *[str(port) if w == "8080" else w for w in serve]]
-    url = push[2].replace(":8080/", f":{port}/")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
     server = subprocess.Popen(serve, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE)  # fmt: skip
     try:
         _wait_listening(port, server)
-        script = Path(sys.executable).with_name("pushguard")
-        done = subprocess.run(
-            [str(script), *push[1:2], url, *push[3:]],
-            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
-        )  # fmt: skip
+        yield port, env
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=15)
+
+
+def _run_documented(push: list[str], port: int, env: dict[str, str], cwd: Path) -> Any:
+    assert push[:2] == ["pushguard", "push"]
+    url = push[2].replace(":8080/", f":{port}/")
+    script = Path(sys.executable).with_name("pushguard")
+    return subprocess.run(
+        [str(script), "push", url, *push[3:]],
+        cwd=cwd, env=env, capture_output=True, text=True,
+        timeout=120, check=False,
+    )  # fmt: skip
+
+
+def test_the_documented_workflow_acknowledges(
+    tmp_path: Path, documented_server: tuple[int, dict[str, str]]
+) -> None:
+    push = _page_commands(_page_blocks("bash")[0])[1]
+    done = _run_documented(push, *documented_server, tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["attempt 1: HTTP 204: ack", "acknowledged (1 delivery)"]
     assert "`attempt 1: HTTP 204: ack` and `acknowledged (1 delivery)`" in PAGE.read_text()
     assert (tmp_path / ".pushguard/issuer/certs.json").exists()
+
+
+def test_the_documented_retry_example_reaches_the_handlers_nack(
+    tmp_path: Path, documented_server: tuple[int, dict[str, str]]
+) -> None:
+    (block,) = [b for b in _page_blocks("bash") if "--retry" in b]
+    (push,) = _page_commands(block)
+    done = _run_documented(push, *documented_server, tmp_path)
+    assert done.returncode == 1, done.stderr
+    attempts = _lines(done)
+    # the handler's nack (503), not the verifier's refusal (401), on each of the 1 + 2 deliveries
+    assert [(a["attempt"], a["status"], a["outcome"]) for a in attempts] == [
+        (1, 503, "nack"), (2, 503, "nack"), (3, 503, "nack")
+    ]  # fmt: skip
+    assert [a["delay"] for a in attempts] == [0.0, 1.0, 2.0]
+    page = PAGE.read_text(encoding="utf-8")
+    assert json.dumps(attempts[0], sort_keys=True) in page
+    assert '"delay": 1.0' in page and '"delay": 2.0' in page
 
 
 # ---------------------------------------------------------------------------------------------
