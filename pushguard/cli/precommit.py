@@ -31,7 +31,8 @@ def _from_the_root(
     files: list[Path], policy_config: Path | None
 ) -> tuple[Path, list[Path], Path | None]:
     """The repository root, the ``files`` and the policy config (given relative to the current
-    folder) relative to it (a config outside the repository absolute), the config defaulting to the root's ``policy-config.json``.
+    folder) relative to it (a config outside the repository absolute), the config defaulting
+    to the root's ``policy-config.json``.
 
     Raises:
         RepositoryError: not in a git work tree (the first path named), a path outside it.

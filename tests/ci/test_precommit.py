@@ -135,9 +135,7 @@ def test_the_command_resolves_paths_from_a_subfolder_against_the_repository_root
 ) -> None:
     monkeypatch.chdir(repo / "stacks")
     ran: list[list[str]] = []
-    monkeypatch.setattr(
-        "pushguard.cli.precommit.run_gate", lambda args, cwd: ran.append(args) or 0
-    )
+    monkeypatch.setattr("pushguard.cli.precommit.run_gate", lambda args, cwd: ran.append(args) or 0)
     given = str(repo / "stacks" / "Pulumi.legacy.yaml") if absolute else "Pulumi.legacy.yaml"
     result = CliRunner().invoke(app, ["pre-commit", given])
     assert result.exit_code == 0, result.output

@@ -10,6 +10,7 @@ Backoff is checked by what the command reports and what the server counted, neve
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import re
@@ -447,7 +448,24 @@ def test_allow_remote_warns(keys: Path) -> None:
             ["http://127.0.0.1:9/push", "--minimum-backoff", "5", "--maximum-backoff", "1"],
             "must not exceed",
         ),
+        (["http://127.0.0.1:9/push", "--attribute", "googclient=1"], "'googclient' starts with"),
+        (
+            ["http://127.0.0.1:9/push", "--attribute", "k=1", "--attribute", "k=2"],
+            "--attribute: 'k' is given twice",
+        ),
+        (
+            [
+                *("http://127.0.0.1:9/push", "--unwrapped", "--write-metadata"),
+                *("--attribute", "Accept-Encoding=gzip"),
+            ],
+            "'Accept-Encoding' would replace a header of the request itself",
+        ),
+        (
+            ["http://127.0.0.1:9/push", "--data", "x" * 10_000_001],
+            "--data: over Pub/Sub's message size limit",
+        ),
     ],
+    ids=lambda value: value if isinstance(value, str) and len(value) < 60 else None,
 )
 def test_usage_errors_are_exit_2_before_any_connection(
     args: list[str], message: str, keys: Path
@@ -455,6 +473,72 @@ def test_usage_errors_are_exit_2_before_any_connection(
     done = CliRunner().invoke(app, ["push", *args, "--issuer-key-dir", str(keys)])
     assert done.exit_code == 2
     assert message in done.output
+
+
+def test_a_data_file_is_read_no_further_than_the_size_limit(keys: Path) -> None:
+    # /dev/zero never ends: read whole, the command would never answer (120 s timeout)
+    done = pushguard_push("http://127.0.0.1:9/push", "--data-file", "/dev/zero", keys=keys)
+    assert done.returncode == 2
+    assert "--data-file: /dev/zero: over Pub/Sub's message size limit of 10000000 bytes" in (
+        done.stderr
+    )
+
+
+def test_a_key_folder_that_is_not_as_the_kit_leaves_it_is_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("")
+    folder = tmp_path / "issuer"
+    load_or_create_issuer(folder)
+    (folder / "issuer-key.pem").chmod(0o640)
+    for given, message in (
+        (tmp_path / "a-file", "a file, not a folder"),
+        (folder, "readable by group or others"),
+    ):
+        done = CliRunner().invoke(
+            app, ["push", "http://127.0.0.1:9/push", "--issuer-key-dir", str(given)]
+        )
+        assert done.exit_code == 2
+        assert f"pushguard push: error: --issuer-key-dir: {given}" in done.stderr
+        assert message in done.stderr
+
+
+def test_ctrl_c_during_a_retry_wait_is_exit_2_interrupted(keys: Path) -> None:
+    nacks = http.server.ThreadingHTTPServer((LOOPBACK, 0), _Nack)
+    threading.Thread(target=nacks.serve_forever, daemon=True).start()
+    script = Path(sys.executable).with_name("pushguard")
+    url = f"http://{LOOPBACK}:{nacks.server_address[1]}/push"
+    command = [str(script), "push", url, "--retry", "3", "--minimum-backoff", "600",
+               "--issuer-key-dir", str(keys)]  # fmt: skip
+    environ = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen(command, env=environ, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()  # the first delivery is done: now in the 600 s wait
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+        nacks.shutdown()
+        nacks.server_close()
+    assert first == "attempt 1: HTTP 503: nack\n"
+    assert process.returncode == 2
+    assert "pushguard push: error: interrupted" in stderr and "Traceback" not in stderr
+
+
+class _Nack(http.server.BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.send_response(503)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet."""
+
+
+def test_the_usage_line_names_the_url_argument() -> None:
+    done = CliRunner().invoke(app, ["push", "-h"])
+    assert "Usage: pushguard push [OPTIONS] URL\n" in done.stdout
 
 
 def test_retry_delays_double_from_the_minimum_up_to_the_maximum() -> None:
