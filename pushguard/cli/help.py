@@ -25,6 +25,7 @@ typer uses, ``typer.Context`` and its ``formatter_class``.
 
 from __future__ import annotations
 
+import re
 import shutil
 import textwrap
 from collections.abc import Iterable, Sequence
@@ -115,9 +116,17 @@ class UncutContext(typer.Context):
 
 
 class UncutCommand(TyperCommand):
-    """A typer command with uncut help."""
+    """A typer command with uncut help, its required arguments in the usage line as plain
+    names (``URL``, not typer's ``{URL}``: braces read as a choice)."""
 
     context_class = UncutContext
+
+    def collect_usage_pieces(self, ctx: _ClickContext) -> list[str]:
+        """The usage line's pieces, a required argument's ``{NAME}`` written ``NAME``."""
+        return [_REQUIRED.sub(r"\1\2", piece) for piece in super().collect_usage_pieces(ctx)]
+
+
+_REQUIRED = re.compile(r"^\{([^{}]+)\}((?:\.\.\.)?)$")
 
 
 class UncutGroup(TyperGroup):

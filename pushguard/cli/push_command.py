@@ -6,9 +6,11 @@ kept in ``--issuer-key-dir``; the development server trusts it with
 each delivery's status and whether Pub/Sub would take it as an acknowledgement, and with
 ``--retry N`` redelivers a nacked message as the subscription's retry policy would.
 
-Exit codes: 0 the message was acknowledged, 1 it was nacked on every delivery, 2 bad usage, a
-URL that is not this machine (refused before any connection), or no HTTP answer (connection
-refused, timed out), the cause on stderr.
+Exit codes: 0 the message was acknowledged, 1 it was nacked on every delivery, 2 bad usage
+(what Pub/Sub would refuse to publish included: an attribute key starting with ``goog``, data
+over 10 MB), a key folder that is not as the kit leaves it, a URL that is not this machine
+(refused before any connection), no HTTP answer (connection refused, timed out), or an
+interrupt (Ctrl-C, during a retry wait too), the cause on stderr.
 """
 
 from __future__ import annotations
@@ -58,19 +60,29 @@ def _attributes(pairs: list[str]) -> dict[str, str]:
         key, equals, value = pair.partition("=")
         if not equals or not key:
             raise _fail(f"--attribute: KEY=VALUE is required, got {pair!r}")
+        if key in attributes:
+            raise _fail(f"--attribute: {key!r} is given twice (a message has one value per key)")
         attributes[key] = value
     return attributes
 
 
-def _data(data: str | None, data_file: Path | None) -> bytes:
+def _data(data: str | None, data_file: Path | None, limit: int) -> bytes:
+    """The message data; more than ``limit`` bytes is refused, a file read no further than
+    ``limit + 1`` bytes (so ``/dev/zero`` is refused, not read to the end)."""
     if data is not None and data_file is not None:
         raise _fail("--data and --data-file: give one of them")
     if data_file is None:
-        return (data or "").encode("utf-8")
-    try:
-        return data_file.read_bytes()
-    except OSError as exc:
-        raise _fail(f"--data-file: {data_file} cannot be read ({exc.strerror})") from None
+        body = (data or "").encode("utf-8")
+    else:
+        try:
+            with data_file.open("rb") as source:
+                body = source.read(limit + 1)
+        except OSError as exc:
+            raise _fail(f"--data-file: {data_file} cannot be read ({exc.strerror})") from None
+    if len(body) > limit:
+        option = "--data" if data_file is None else f"--data-file: {data_file}"
+        raise _fail(f"{option}: over Pub/Sub's message size limit of {limit} bytes (10 MB)")
+    return body
 
 
 def _check_flags(
@@ -107,7 +119,10 @@ def _show(attempt: Any, *, as_json: bool) -> None:
 
 def push_command(  # noqa: PLR0917 - typer maps parameters to options
     url: Annotated[
-        str, typer.Argument(help="The endpoint: http://127.0.0.1:PORT/PATH (loopback only).")
+        str,
+        typer.Argument(
+            metavar="URL", help="The endpoint: http://127.0.0.1:PORT/PATH (loopback only)."
+        ),
     ],
     data: Annotated[
         str | None, typer.Option("--data", help="The message data, as UTF-8 text.")
@@ -177,7 +192,8 @@ def push_command(  # noqa: PLR0917 - typer maps parameters to options
         ),
     ] = None,
     retry: Annotated[
-        int, typer.Option("--retry", min=0, max=100, help="Redeliveries after a nack.")
+        int,
+        typer.Option("--retry", min=0, max=100, help="Redeliveries after a nack (0-100)."),
     ] = 0,
     minimum_backoff: Annotated[
         float,
@@ -202,13 +218,14 @@ def push_command(  # noqa: PLR0917 - typer maps parameters to options
     delivery's status and whether Pub/Sub would take it as an ack or a nack.
 
     Exit codes: 0 acknowledged, 1 nacked on every delivery (--retry N redelivers with the
-    subscription's backoff), 2 bad usage, a URL that is not this machine (refused before any
-    connection) or no HTTP answer (connection refused, timed out).
+    subscription's backoff), 2 bad usage (an attribute Pub/Sub refuses, data over 10 MB, a key
+    folder that is not as the kit leaves it), a URL that is not this machine (refused before any
+    connection), no HTTP answer (connection refused, timed out) or Ctrl-C.
     """
     require_extra("push", "receiver")
     from pushguard.receiver import testing as kit  # noqa: PLC0415 - needs the receiver extra
 
-    body = _data(data, data_file)
+    body = _data(data, data_file, kit.MAX_DATA_BYTES)
     attributes = _attributes(attribute or [])
     _check_flags(
         unwrapped=unwrapped,
@@ -219,9 +236,14 @@ def push_command(  # noqa: PLR0917 - typer maps parameters to options
     )
     try:
         target = kit.resolve_target(url, allow_remote=allow_remote)
-        issuer = kit.load_or_create_issuer(issuer_key_dir)
     except (ValueError, OSError) as exc:
         raise _fail(str(exc)) from None
+    try:
+        issuer = kit.load_or_create_issuer(issuer_key_dir)
+    except ValueError as exc:
+        raise _fail(f"--issuer-key-dir: {exc}") from None
+    except OSError as exc:
+        raise _fail(f"--issuer-key-dir: {exc.filename or issuer_key_dir}: {exc.strerror}") from None
     options: dict[str, Any] = {
         "audience": audience or component_audience(endpoint or url),
         "service_account_email": push_auth_account,
@@ -253,6 +275,8 @@ def push_command(  # noqa: PLR0917 - typer maps parameters to options
         )
     except kit.DeliveryFailedError as exc:
         raise _fail(f"no answer from {url}: {exc}") from None
+    except KeyboardInterrupt:
+        raise _fail("interrupted before an acknowledgement") from None
     acked = attempts[-1].outcome == "ack"
     if not as_json:
         verdict = "acknowledged" if acked else "nacked: Pub/Sub would redeliver it"

@@ -12,12 +12,20 @@ the nearest Pulumi project at or above its folder, searched as the Pulumi CLI se
   with a config file: :meth:`~pushguard.preview.project.PulumiProject.stacks`);
 - the policy config the hook judges with selects every stack of every project of the
   repository (the projects git tracks);
+- a file that no longer exists (a deleted module) under the program's folder selects every
+  stack of the project too (a deleted module can break the program); a deleted stack config
+  file selects nothing (no stack left to preview);
 - any other file (a README beside a program kept in ``main: src/``, a file outside every
-  project, a file that no longer exists) selects nothing.
+  project) selects nothing.
+
+The hook's paths are relative to the current folder (:func:`root_relative`), resolved against
+the top of the git work tree (:func:`repository_root`).
 
 Sources: "Creating new hooks" (``pass_filenames``: the staged files are passed as arguments),
 https://pre-commit.com/#creating-new-hooks, and Pulumi's project file,
-https://www.pulumi.com/docs/iac/concepts/projects/project-file/.
+https://www.pulumi.com/docs/iac/concepts/projects/project-file/, and ``git rev-parse
+--show-toplevel`` (the absolute path of the top-level directory of the working tree),
+https://git-scm.com/docs/git-rev-parse.
 """
 
 from __future__ import annotations
@@ -71,6 +79,45 @@ def _stack_of(project: PulumiProject, path: Path) -> str | None:
     if not name.endswith(project.extension) or len(name) <= len(prefix) + len(project.extension):
         return None
     return name[len(prefix) : -len(project.extension)]
+
+
+def repository_root(folder: Path) -> Path:
+    """The top of the git work tree holding ``folder`` (``git rev-parse --show-toplevel``),
+    resolved.
+
+    Raises:
+        RepositoryError: ``folder`` is not in a git work tree (or git cannot run); the message
+            gives git's reason.
+    """
+    try:
+        shown = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd=folder,
+            capture_output=True,
+            check=True,
+        ).stdout.decode()
+    except OSError as error:
+        raise RepositoryError(f"git cannot run: {error}") from None
+    except subprocess.CalledProcessError as error:
+        reason = error.stderr.decode(errors="replace").strip() or f"exit {error.returncode}"
+        raise RepositoryError(f"not in a git work tree ({reason})") from None
+    return Path(shown.rstrip("\n")).resolve()
+
+
+def root_relative(files: Iterable[Path], cwd: Path, root: Path) -> list[Path]:
+    """Each of ``files`` (relative to ``cwd``, or absolute) as a path relative to ``root``.
+
+    Raises:
+        RepositoryError: a path is outside ``root`` (the message names it as given).
+    """
+    root = root.resolve()
+    relative = []
+    for given in files:
+        path = (cwd / given).resolve()
+        if not path.is_relative_to(root):
+            raise RepositoryError(f"{given}: outside the repository {root}")
+        relative.append(path.relative_to(root))
+    return relative
 
 
 def repository_projects(root: Path) -> list[Path]:
@@ -128,13 +175,16 @@ def select_stacks(
             for folder in repository_projects(root):
                 every_stack(folder, f"the policy config {shown} changed")
             continue
-        found = _project_of(path, root) if path.is_file() else None
+        deleted = not path.exists()
+        found = _project_of(path, root) if deleted or path.is_file() else None
         if found is None:
             continue
         folder, project = found, project_in(found)
         stack = _stack_of(project, path)
         if stack is not None:
-            chosen.setdefault((folder, stack), f"{shown} changed")
+            if not deleted:
+                chosen.setdefault((folder, stack), f"{shown} changed")
         elif path == project.file.resolve() or path.is_relative_to(_program_folder(project)):
-            every_stack(folder, f"the program changed: {shown}")
+            change = "deleted" if deleted else "changed"
+            every_stack(folder, f"the program {change}: {shown}")
     return sorted(StackSelection(f, s, r) for (f, s), r in chosen.items())

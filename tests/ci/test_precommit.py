@@ -117,3 +117,45 @@ def test_the_command_fails_closed_on_an_unreadable_project(
     result = CliRunner().invoke(app, ["pre-commit", "infra/Pulumi.prod.yaml"])
     assert result.exit_code == 2
     assert "pushguard pre-commit: error:" in result.stderr and "'name' is required" in result.stderr
+
+
+def test_a_deleted_module_of_a_program_selects_its_project(repo: Path) -> None:
+    # pre-commit never passes a deleted file; by hand, a deleted module still selects
+    assert chosen(repo, "infra/util.py") == {"infra:prod", "infra:staging"}
+    assert chosen(repo, "stacks/gone.py") == {".:dev", ".:legacy"}
+    assert chosen(repo, "tools/gone.py") == set()  # not under a program
+    (repo / "infra" / "__main__.py").unlink()  # the entry point itself: the project is broken
+    with pytest.raises(ProjectError, match="does not exist"):
+        select_stacks([Path("infra/__main__.py")], repo)
+
+
+@pytest.mark.parametrize("absolute", [False, True])
+def test_the_command_resolves_paths_from_a_subfolder_against_the_repository_root(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, absolute: bool
+) -> None:
+    monkeypatch.chdir(repo / "stacks")
+    ran: list[list[str]] = []
+    monkeypatch.setattr("pushguard.cli.precommit.run_gate", lambda args, cwd: ran.append(args) or 0)
+    given = str(repo / "stacks" / "Pulumi.legacy.yaml") if absolute else "Pulumi.legacy.yaml"
+    result = CliRunner().invoke(app, ["pre-commit", given])
+    assert result.exit_code == 0, result.output
+    assert ran == [
+        ["preview", "--stack=legacy", "--policy-config=policy-config.json", "--", str(repo)]
+    ]
+    assert "(stacks/Pulumi.legacy.yaml changed)" in result.stdout
+
+
+def test_the_command_fails_closed_outside_the_repository(
+    repo: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo)
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (elsewhere / "Pulumi.dev.yaml").write_text("config: {}\n")
+    result = CliRunner().invoke(app, ["pre-commit", str(elsewhere / "Pulumi.dev.yaml")])
+    assert result.exit_code == 2
+    assert "Pulumi.dev.yaml: outside the repository" in result.stderr
+    monkeypatch.chdir(elsewhere)  # not a git work tree
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(elsewhere.parent))
+    result = CliRunner().invoke(app, ["pre-commit", "Pulumi.dev.yaml"])
+    assert result.exit_code == 2
+    assert "Pulumi.dev.yaml: cannot find the repository's top level" in result.stderr

@@ -31,6 +31,7 @@ from pushguard.receiver.envelope import parse_unwrapped, parse_wrapped
 from pushguard.receiver.fastapi import PushDependency, PushRoute
 from pushguard.receiver.flask import push_handler
 from pushguard.receiver.testing import (
+    MAX_DATA_BYTES,
     LocalIssuer,
     PushRequest,
     load_or_create_issuer,
@@ -175,6 +176,18 @@ def test_an_unwrapped_push_without_write_metadata_carries_the_data_alone(
             "attributes",
         ),
         ({"unwrapped": True, "write_metadata": True, "attributes": {"k": "a\r\nb"}}, "attributes"),
+        # the HTTP client's own header, replaced silently before
+        (
+            {"unwrapped": True, "write_metadata": True, "attributes": {"Accept-Encoding": "x"}},
+            "attributes",
+        ),
+        # two attributes, one header
+        (
+            {"unwrapped": True, "write_metadata": True, "attributes": {"k": "1", "K": "2"}},
+            "attributes",
+        ),
+        ({"attributes": {"googclient_x": "1"}}, "attributes"),  # Pub/Sub reserves goog*
+        ({"data": b"x" * (MAX_DATA_BYTES + 1)}, "data"),  # over Pub/Sub's 10 MB
     ],
 )
 def test_a_push_pubsub_could_not_send_is_refused(
@@ -236,8 +249,51 @@ def test_a_key_folder_is_created_once_and_shared(tmp_path: Path) -> None:
 
 def test_a_key_folder_with_something_else_in_it_is_refused(tmp_path: Path) -> None:
     (tmp_path / "issuer-key.pem").write_text("not a key")
+    (tmp_path / "issuer-key.pem").chmod(0o600)
     with pytest.raises(ValueError, match="not an unencrypted PEM private key"):
         load_or_create_issuer(tmp_path)
+
+
+def test_a_content_type_attribute_is_the_unwrapped_pushs_content_type(
+    issuer: LocalIssuer,
+) -> None:
+    # Pub/Sub's way to give an unwrapped push a Content-Type: an attribute of that name
+    request = _push(issuer, attributes={"Content-Type": "application/json"}, unwrapped=True,
+                    write_metadata=True)  # fmt: skip
+    assert request.headers["Content-Type"] == "application/json"
+
+
+def test_a_key_folder_that_is_a_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "issuer").write_text("")
+    with pytest.raises(ValueError, match="issuer: a file, not a folder"):
+        load_or_create_issuer(tmp_path / "issuer")
+
+
+def test_a_private_key_readable_by_others_is_refused_not_repaired(tmp_path: Path) -> None:
+    load_or_create_issuer(tmp_path)
+    (tmp_path / "issuer-key.pem").chmod(0o644)
+    with pytest.raises(ValueError, match=r"readable by group or others \(mode 0644\)"):
+        load_or_create_issuer(tmp_path)
+    assert stat.S_IMODE((tmp_path / "issuer-key.pem").stat().st_mode) == 0o644
+
+
+def test_a_certs_file_without_the_keys_certificate_is_refused_not_rewritten(
+    tmp_path: Path,
+) -> None:
+    load_or_create_issuer(tmp_path / "other")
+    kept = load_or_create_issuer(tmp_path / "issuer")
+    certs = tmp_path / "issuer" / "certs.json"
+    stale = (tmp_path / "other" / "certs.json").read_text()
+    stale_with_our_kid = json.dumps({kept.kid: next(iter(json.loads(stale).values()))})
+    for wrong in (stale, stale_with_our_kid, "{not json"):
+        certs.write_text(wrong)
+        with pytest.raises(ValueError, match=r"does not hold the certificate of issuer-key\.pem"):
+            load_or_create_issuer(tmp_path / "issuer")
+        assert certs.read_text() == wrong
+    certs.unlink()  # deleted: written again, and the receivers' certificate is the kit's
+    again = load_or_create_issuer(tmp_path / "issuer")
+    assert json.loads(certs.read_text()) == again.certs
+    assert load_or_create_issuer(tmp_path / "issuer").certs == again.certs
 
 
 def _as_pair(request: PushRequest) -> tuple[dict[str, str], bytes]:

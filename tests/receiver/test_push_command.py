@@ -10,6 +10,7 @@ Backoff is checked by what the command reports and what the server counted, neve
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import re
@@ -447,7 +448,24 @@ def test_allow_remote_warns(keys: Path) -> None:
             ["http://127.0.0.1:9/push", "--minimum-backoff", "5", "--maximum-backoff", "1"],
             "must not exceed",
         ),
+        (["http://127.0.0.1:9/push", "--attribute", "googclient=1"], "'googclient' starts with"),
+        (
+            ["http://127.0.0.1:9/push", "--attribute", "k=1", "--attribute", "k=2"],
+            "--attribute: 'k' is given twice",
+        ),
+        (
+            [
+                *("http://127.0.0.1:9/push", "--unwrapped", "--write-metadata"),
+                *("--attribute", "Accept-Encoding=gzip"),
+            ],
+            "'Accept-Encoding' would replace a header of the request itself",
+        ),
+        (
+            ["http://127.0.0.1:9/push", "--data", "x" * 10_000_001],
+            "--data: over Pub/Sub's message size limit",
+        ),
     ],
+    ids=lambda value: value if isinstance(value, str) and len(value) < 60 else None,
 )
 def test_usage_errors_are_exit_2_before_any_connection(
     args: list[str], message: str, keys: Path
@@ -455,6 +473,72 @@ def test_usage_errors_are_exit_2_before_any_connection(
     done = CliRunner().invoke(app, ["push", *args, "--issuer-key-dir", str(keys)])
     assert done.exit_code == 2
     assert message in done.output
+
+
+def test_a_data_file_is_read_no_further_than_the_size_limit(keys: Path) -> None:
+    # /dev/zero never ends: read whole, the command would never answer (120 s timeout)
+    done = pushguard_push("http://127.0.0.1:9/push", "--data-file", "/dev/zero", keys=keys)
+    assert done.returncode == 2
+    assert "--data-file: /dev/zero: over Pub/Sub's message size limit of 10000000 bytes" in (
+        done.stderr
+    )
+
+
+def test_a_key_folder_that_is_not_as_the_kit_leaves_it_is_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("")
+    folder = tmp_path / "issuer"
+    load_or_create_issuer(folder)
+    (folder / "issuer-key.pem").chmod(0o640)
+    for given, message in (
+        (tmp_path / "a-file", "a file, not a folder"),
+        (folder, "readable by group or others"),
+    ):
+        done = CliRunner().invoke(
+            app, ["push", "http://127.0.0.1:9/push", "--issuer-key-dir", str(given)]
+        )
+        assert done.exit_code == 2
+        assert f"pushguard push: error: --issuer-key-dir: {given}" in done.stderr
+        assert message in done.stderr
+
+
+def test_ctrl_c_during_a_retry_wait_is_exit_2_interrupted(keys: Path) -> None:
+    nacks = http.server.ThreadingHTTPServer((LOOPBACK, 0), _Nack)
+    threading.Thread(target=nacks.serve_forever, daemon=True).start()
+    script = Path(sys.executable).with_name("pushguard")
+    url = f"http://{LOOPBACK}:{nacks.server_address[1]}/push"
+    command = [str(script), "push", url, "--retry", "3", "--minimum-backoff", "600",
+               "--issuer-key-dir", str(keys)]  # fmt: skip
+    environ = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen(command, env=environ, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()  # the first delivery is done: now in the 600 s wait
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+        nacks.shutdown()
+        nacks.server_close()
+    assert first == "attempt 1: HTTP 503: nack\n"
+    assert process.returncode == 2
+    assert "pushguard push: error: interrupted" in stderr and "Traceback" not in stderr
+
+
+class _Nack(http.server.BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.send_response(503)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet."""
+
+
+def test_the_usage_line_names_the_url_argument() -> None:
+    done = CliRunner().invoke(app, ["push", "-h"])
+    assert "Usage: pushguard push [OPTIONS] URL\n" in done.stdout
 
 
 def test_retry_delays_double_from_the_minimum_up_to_the_maximum() -> None:
@@ -482,33 +566,70 @@ def _page_blocks(lang: str) -> list[str]:
     return re.findall(rf"^```{lang}\n(.*?)^```$", PAGE.read_text(encoding="utf-8"), re.S | re.M)
 
 
-def test_the_documented_workflow_acknowledges(tmp_path: Path) -> None:
+def _page_commands(block: str) -> list[list[str]]:
+    return [shlex.split(line) for line in block.replace("\\\n", " ").splitlines()]
+
+
+@pytest.fixture
+def documented_server(tmp_path: Path) -> Iterator[tuple[int, dict[str, str]]]:
+    """The page's files in ``tmp_path``, its ``flask run`` command serving them on a free
+    port: the port and the environment to run ``pushguard push`` in."""
     for code in _page_blocks("python"):
         name = code.splitlines()[0].removeprefix("# ").split(":")[0]
         (tmp_path / name).write_text(code, encoding="utf-8")
-    commands = _page_blocks("bash")[0].replace("\\\n", " ").splitlines()
-    serve, push = shlex.split(commands[0]), shlex.split(commands[1])
+    serve = _page_commands(_page_blocks("bash")[0])[0]
     port = _free_port()
     assert serve[:4] == ["flask", "--app", "dev_app", "run"] and "8080" in serve
     serve = [sys.executable, "-m", *[str(port) if w == "8080" else w for w in serve]]
-    url = push[2].replace(":8080/", f":{port}/")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
     server = subprocess.Popen(serve, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE)  # fmt: skip
     try:
         _wait_listening(port, server)
-        script = Path(sys.executable).with_name("pushguard")
-        done = subprocess.run(
-            [str(script), *push[1:2], url, *push[3:]],
-            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
-        )  # fmt: skip
+        yield port, env
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=15)
+
+
+def _run_documented(push: list[str], port: int, env: dict[str, str], cwd: Path) -> Any:
+    assert push[:2] == ["pushguard", "push"]
+    url = push[2].replace(":8080/", f":{port}/")
+    script = Path(sys.executable).with_name("pushguard")
+    return subprocess.run(
+        [str(script), "push", url, *push[3:]],
+        cwd=cwd, env=env, capture_output=True, text=True,
+        timeout=120, check=False,
+    )  # fmt: skip
+
+
+def test_the_documented_workflow_acknowledges(
+    tmp_path: Path, documented_server: tuple[int, dict[str, str]]
+) -> None:
+    push = _page_commands(_page_blocks("bash")[0])[1]
+    done = _run_documented(push, *documented_server, tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["attempt 1: HTTP 204: ack", "acknowledged (1 delivery)"]
     assert "`attempt 1: HTTP 204: ack` and `acknowledged (1 delivery)`" in PAGE.read_text()
     assert (tmp_path / ".pushguard/issuer/certs.json").exists()
+
+
+def test_the_documented_retry_example_reaches_the_handlers_nack(
+    tmp_path: Path, documented_server: tuple[int, dict[str, str]]
+) -> None:
+    (block,) = [b for b in _page_blocks("bash") if "--retry" in b]
+    (push,) = _page_commands(block)
+    done = _run_documented(push, *documented_server, tmp_path)
+    assert done.returncode == 1, done.stderr
+    attempts = _lines(done)
+    # the handler's nack (503), not the verifier's refusal (401), on each of the 1 + 2 deliveries
+    assert [(a["attempt"], a["status"], a["outcome"]) for a in attempts] == [
+        (1, 503, "nack"), (2, 503, "nack"), (3, 503, "nack")
+    ]  # fmt: skip
+    assert [a["delay"] for a in attempts] == [0.0, 1.0, 2.0]
+    page = PAGE.read_text(encoding="utf-8")
+    assert json.dumps(attempts[0], sort_keys=True) in page
+    assert '"delay": 1.0' in page and '"delay": 2.0' in page
 
 
 # ---------------------------------------------------------------------------------------------

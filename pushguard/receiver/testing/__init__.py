@@ -33,6 +33,7 @@ from pushguard.receiver.testing.key_dir import (
 )
 from pushguard.receiver.testing.push import (
     DEFAULT_SUBSCRIPTION,
+    MAX_DATA_BYTES,
     PushRequest,
     new_message_id,
     push_request,
@@ -51,6 +52,7 @@ __all__ = [
     "DEFAULT_SUBSCRIPTION",
     "GOOGLE_ISSUER",
     "HOP_BY_HOP",
+    "MAX_DATA_BYTES",
     "Attempt",
     "CloudRunFrontEnd",
     "DeliveryFailedError",

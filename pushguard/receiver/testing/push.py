@@ -47,9 +47,29 @@ _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 """A header field name (RFC 9110 section 5.1)."""
 
 _REQUEST_HEADERS = frozenset(
-    {"authorization", "host", "content-length", "transfer-encoding", "connection", "user-agent"}
+    {
+        "authorization",
+        "host",
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "user-agent",
+        "accept-encoding",
+    }
 )
-"""Headers of the request itself, which an attribute sent as a header must not replace."""
+"""Headers of the request itself, which an attribute sent as a header must not replace
+(``Accept-Encoding: identity`` is the HTTP client's own, https://docs.python.org/3/library/http.client.html).
+``Content-Type`` is not among them: an unwrapped push has none of its own, and Pub/Sub's way to
+give it one is an attribute of that name
+(https://cloud.google.com/pubsub/docs/payload-unwrapping-troubleshooting)."""
+
+MAX_DATA_BYTES = 10_000_000
+"""Pub/Sub's limit on a message's data: 10 MB ("Message size (the data field)",
+https://cloud.google.com/pubsub/quotas#resource_limits; the page's MB and kB are decimal)."""
+
+RESERVED_ATTRIBUTE_PREFIX = "goog"
+"""Attribute keys Pub/Sub refuses: those starting with ``goog``, reserved for Google
+(https://cloud.google.com/pubsub/docs/publisher)."""
 
 
 @dataclass(frozen=True)
@@ -83,9 +103,21 @@ def new_message_id() -> str:
 
 
 def _check_attributes(attributes: Mapping[str, str], *, as_headers: bool) -> None:
+    seen: set[str] = set()
     for name, value in attributes.items():
         if not isinstance(name, str) or not isinstance(value, str) or not name:
             raise ValueError("attributes: non-empty string keys and string values are required")
+        if name.startswith(RESERVED_ATTRIBUTE_PREFIX):
+            raise ValueError(
+                f"attributes: {name!r} starts with {RESERVED_ATTRIBUTE_PREFIX!r}, which Pub/Sub "
+                "reserves (a publish with it is refused)"
+            )
+        if as_headers and name.lower() in seen:
+            raise ValueError(
+                f"attributes: {name!r} and another attribute would be the same header "
+                "(header names are case-insensitive)"
+            )
+        seen.add(name.lower())
         if as_headers and not _HEADER_NAME.fullmatch(name):
             raise ValueError(
                 f"attributes: {name!r} cannot travel as a header (unwrapped pushes send each "
@@ -139,9 +171,14 @@ def push_request(
 
     Raises:
         ValueError: ``write_metadata`` or ``delivery_attempt`` without their payload format, an
-            attribute that cannot be a header when unwrapped, a ``delivery_attempt`` below 1.
+            attribute that cannot be a header when unwrapped, an attribute key starting with
+            ``goog``, data over :data:`MAX_DATA_BYTES`, a ``delivery_attempt`` below 1.
     """
     attributes = dict(attributes or {})
+    if len(data) > MAX_DATA_BYTES:
+        raise ValueError(
+            f"data: {len(data)} bytes, over Pub/Sub's message size limit of {MAX_DATA_BYTES} bytes"
+        )
     if write_metadata and not unwrapped:
         raise ValueError("write_metadata: only for unwrapped pushes (noWrapper.writeMetadata)")
     if delivery_attempt is not None and (unwrapped or delivery_attempt < 1):
