@@ -30,6 +30,7 @@ FOLDER_OFFENDERS = "folder_offenders"
 WORST_SUBSCRIPTIONS = "worst_subscriptions"
 SUPERSEDED = "superseded"
 GOOGLE_MANAGED_COUNTS = "google_managed_counts"
+SNAPSHOTS = "snapshots"
 
 COVERAGE = "coverage"
 
@@ -95,6 +96,9 @@ class Aggregates:
     :data:`~pushguard.audit.coverage.INPUTS` key."""
     organizations: list[str] = field(default_factory=list)
     """The organisations the assets read belong to (``organizations/N``), sorted."""
+    snapshots: list[Row] = field(default_factory=list)
+    """The rows of :func:`~pushguard.audit.snapshots.snapshot_frame` (:data:`SNAPSHOTS`), in
+    Spark's order."""
 
 
 def _one_row_per_violation(findings: DataFrame) -> DataFrame:
@@ -239,13 +243,16 @@ def aggregates_frame(
     findings: DataFrame,
     superseded: DataFrame | None = None,
     coverage: DataFrame | None = None,
+    snapshots: DataFrame | None = None,
 ) -> DataFrame:
     """The aggregates in one frame, unioned by name: one column per aggregate (the names
     above, in that order), each row non-null in exactly one of them. ``facts`` are joined rows
     (:data:`~pushguard.audit.schemas.JOINED_SCHEMA`), ``findings`` rows of
     :data:`~pushguard.audit.schemas.FINDINGS_DDL`, ``superseded`` the counts of
     :meth:`~pushguard.audit.join.AssetCopies.superseded` (None: none), ``coverage`` the rows of
-    :func:`coverage_counts` (None: not counted). Lazy."""
+    :func:`coverage_counts` (None: not counted), ``snapshots`` the rows of
+    :func:`~pushguard.audit.snapshots.snapshot_frame` (None: not asked for), as a struct
+    column :data:`SNAPSHOTS` last. Lazy."""
     parts = [
         finding_counts(findings),
         subscription_totals(facts),
@@ -258,6 +265,8 @@ def aggregates_frame(
         parts.append(superseded_copies(superseded))
     if coverage is not None:
         parts.append(coverage)
+    if snapshots is not None:
+        parts.append(snapshots.select(F.struct(*snapshots.columns).alias(SNAPSHOTS)))
     frame = parts[0]
     for part in parts[1:]:
         frame = frame.unionByName(part, allowMissingColumns=True)
@@ -270,6 +279,7 @@ def aggregates_frame(
         F.col(SUPERSEDED) if superseded is not None else F.lit(None).alias(SUPERSEDED),
         GOOGLE_MANAGED_COUNTS,
         F.col(COVERAGE) if coverage is not None else F.lit(None).alias(COVERAGE),
+        *([SNAPSHOTS] if snapshots is not None else []),
     )
 
 
@@ -278,10 +288,14 @@ def collect_aggregates(
     findings: DataFrame,
     superseded: DataFrame | None = None,
     coverage: DataFrame | None = None,
+    snapshots: DataFrame | None = None,
 ) -> Aggregates:
     """Run :func:`aggregates_frame` (one ``collect``) and type its rows."""
     result = Aggregates()
-    for row in aggregates_frame(facts, findings, superseded, coverage).collect():
+    for row in aggregates_frame(facts, findings, superseded, coverage, snapshots).collect():
+        if snapshots is not None and row[SNAPSHOTS] is not None:
+            result.snapshots.append(row[SNAPSHOTS])
+            continue
         _add(result, row)
     result.superseded = dict(sorted(result.superseded.items()))
     result.google_managed = dict(sorted(result.google_managed.items()))
