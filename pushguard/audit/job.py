@@ -239,8 +239,9 @@ from one not rechecked."""
 
 
 def write_evaluated(facts: DataFrame, out: OutputFolder) -> None:
-    """Write :data:`EVALUATED` from the joined ``facts`` (one row per subscription)."""
-    names = facts.select("asset_name").repartition(1).sortWithinPartitions("asset_name")
+    """Write :data:`EVALUATED` from the joined ``facts`` (one row per subscription; a
+    checkpoint already computed: one task reads its partitions, no shuffle)."""
+    names = facts.select("asset_name").coalesce(1).sortWithinPartitions("asset_name")
     out.single_file(names, "parquet", EVALUATED)
 
 
