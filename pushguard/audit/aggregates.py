@@ -1,5 +1,6 @@
 """The small aggregates the summary and the report need, over the persisted facts and findings,
-computed by one Spark job (:func:`collect_aggregates`).
+computed by one Spark query (:func:`collect_aggregates`; adaptive execution runs each of its
+shuffles as a job).
 
 Each aggregate is a frame of one named struct column (:data:`FINDING_COUNTS`,
 :data:`SUBSCRIPTION_TOTALS`, :data:`PROJECT_OFFENDERS`, :data:`FOLDER_OFFENDERS`,
@@ -7,7 +8,9 @@ Each aggregate is a frame of one named struct column (:data:`FINDING_COUNTS`,
 fields; they are unioned by name
 (each row carries one of the structs, the others null) so that one ``collect`` runs them all,
 and come back as typed rows (:class:`Aggregates`). Each part is at most a few hundred rows. With
-:data:`COVERAGE` (what the run read: :func:`coverage_counts`) there are seven.
+:data:`COVERAGE` (what the run read: :func:`coverage_counts`) there are eight, and with
+:data:`SNAPSHOTS` (``summary.json``'s ``snapshots``:
+:func:`~pushguard.audit.snapshots.snapshot_frame`, asked for by the run) nine.
 """
 
 from __future__ import annotations
