@@ -225,7 +225,9 @@ def _winners(placed: DataFrame) -> DataFrame:
     keyed = placed.groupBy("kind", "key").agg(
         F.first("asset_type").alias("key_type"),
         _common_ancestors("ancestors").alias("key_ancestors"),
-        F.countDistinct("content").alias("contents"),
+        # the distinct contents as a set, not countDistinct: one aggregation, no second
+        # shuffle by content (a copy's content is a digest, never null; a key has few copies)
+        F.size(F.collect_set("content")).alias("contents"),
         F.collect_set("snap").alias("listing"),
     )
     # an equi-join on each of the key's ancestors: a key meets only the exports scoped above it
