@@ -1,5 +1,6 @@
 """The small aggregates the summary and the report need, over the persisted facts and findings,
-computed by one Spark job (:func:`collect_aggregates`).
+computed by one Spark query (:func:`collect_aggregates`; adaptive execution runs each of its
+shuffles as a job).
 
 Each aggregate is a frame of one named struct column (:data:`FINDING_COUNTS`,
 :data:`SUBSCRIPTION_TOTALS`, :data:`PROJECT_OFFENDERS`, :data:`FOLDER_OFFENDERS`,
@@ -7,7 +8,9 @@ Each aggregate is a frame of one named struct column (:data:`FINDING_COUNTS`,
 fields; they are unioned by name
 (each row carries one of the structs, the others null) so that one ``collect`` runs them all,
 and come back as typed rows (:class:`Aggregates`). Each part is at most a few hundred rows. With
-:data:`COVERAGE` (what the run read: :func:`coverage_counts`) there are seven.
+:data:`COVERAGE` (what the run read: :func:`coverage_counts`) there are eight, and with
+:data:`SNAPSHOTS` (``summary.json``'s ``snapshots``:
+:func:`~pushguard.audit.snapshots.snapshot_frame`, asked for by the run) nine.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ FOLDER_OFFENDERS = "folder_offenders"
 WORST_SUBSCRIPTIONS = "worst_subscriptions"
 SUPERSEDED = "superseded"
 GOOGLE_MANAGED_COUNTS = "google_managed_counts"
+SNAPSHOTS = "snapshots"
 
 COVERAGE = "coverage"
 
@@ -95,6 +99,9 @@ class Aggregates:
     :data:`~pushguard.audit.coverage.INPUTS` key."""
     organizations: list[str] = field(default_factory=list)
     """The organisations the assets read belong to (``organizations/N``), sorted."""
+    snapshots: list[Row] = field(default_factory=list)
+    """The rows of :func:`~pushguard.audit.snapshots.snapshot_frame` (:data:`SNAPSHOTS`), in
+    Spark's order."""
 
 
 def _one_row_per_violation(findings: DataFrame) -> DataFrame:
@@ -239,13 +246,16 @@ def aggregates_frame(
     findings: DataFrame,
     superseded: DataFrame | None = None,
     coverage: DataFrame | None = None,
+    snapshots: DataFrame | None = None,
 ) -> DataFrame:
     """The aggregates in one frame, unioned by name: one column per aggregate (the names
     above, in that order), each row non-null in exactly one of them. ``facts`` are joined rows
     (:data:`~pushguard.audit.schemas.JOINED_SCHEMA`), ``findings`` rows of
     :data:`~pushguard.audit.schemas.FINDINGS_DDL`, ``superseded`` the counts of
     :meth:`~pushguard.audit.join.AssetCopies.superseded` (None: none), ``coverage`` the rows of
-    :func:`coverage_counts` (None: not counted). Lazy."""
+    :func:`coverage_counts` (None: not counted), ``snapshots`` the rows of
+    :func:`~pushguard.audit.snapshots.snapshot_frame` (None: not asked for), as a struct
+    column :data:`SNAPSHOTS` last. Lazy."""
     parts = [
         finding_counts(findings),
         subscription_totals(facts),
@@ -258,6 +268,8 @@ def aggregates_frame(
         parts.append(superseded_copies(superseded))
     if coverage is not None:
         parts.append(coverage)
+    if snapshots is not None:
+        parts.append(snapshots.select(F.struct(*snapshots.columns).alias(SNAPSHOTS)))
     frame = parts[0]
     for part in parts[1:]:
         frame = frame.unionByName(part, allowMissingColumns=True)
@@ -270,6 +282,7 @@ def aggregates_frame(
         F.col(SUPERSEDED) if superseded is not None else F.lit(None).alias(SUPERSEDED),
         GOOGLE_MANAGED_COUNTS,
         F.col(COVERAGE) if coverage is not None else F.lit(None).alias(COVERAGE),
+        *([SNAPSHOTS] if snapshots is not None else []),
     )
 
 
@@ -278,10 +291,14 @@ def collect_aggregates(
     findings: DataFrame,
     superseded: DataFrame | None = None,
     coverage: DataFrame | None = None,
+    snapshots: DataFrame | None = None,
 ) -> Aggregates:
     """Run :func:`aggregates_frame` (one ``collect``) and type its rows."""
     result = Aggregates()
-    for row in aggregates_frame(facts, findings, superseded, coverage).collect():
+    for row in aggregates_frame(facts, findings, superseded, coverage, snapshots).collect():
+        if snapshots is not None and row[SNAPSHOTS] is not None:
+            result.snapshots.append(row[SNAPSHOTS])
+            continue
         _add(result, row)
     result.superseded = dict(sorted(result.superseded.items()))
     result.google_managed = dict(sorted(result.google_managed.items()))

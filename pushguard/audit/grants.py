@@ -47,18 +47,19 @@ def bindings(policies: DataFrame) -> DataFrame:
 def wanted_keys(facts: DataFrame) -> DataFrame:
     """What each grant list of each subscription looks up: ``asset_name``, ``fact`` (the list)
     and ``key``, one row per IAM key (the asset's, then its ancestors'); none for an asset that
-    is not in the export. Lazy."""
-    wanted: DataFrame | None = None
+    is not in the export. One pass over ``facts`` (one ``explode`` of the lists, then of their
+    keys), so the joins behind ``facts`` are planned once. Lazy."""
+    lists = []
     for fact, (asset, ancestors) in GRANT_SOURCES.items():
         keys: Column = F.concat(
             F.array(iam_key(F.col(asset))), F.coalesce(F.col(ancestors), F.array())
         )
-        frame = facts.filter(F.col(asset).isNotNull()).select(
-            "asset_name", F.lit(fact).alias("fact"), F.explode(keys).alias("key")
-        )
-        wanted = frame if wanted is None else wanted.unionByName(frame)
-    assert wanted is not None  # GRANT_SOURCES is not empty
-    return wanted
+        entry = F.struct(F.lit(fact).alias("fact"), keys.alias("keys"))
+        lists.append(F.when(F.col(asset).isNotNull(), entry))
+    present = F.filter(F.array(*lists), lambda entry: entry.isNotNull())
+    return facts.select("asset_name", F.explode(present).alias("wanted")).select(
+        "asset_name", F.col("wanted.fact").alias("fact"), F.explode("wanted.keys").alias("key")
+    )
 
 
 def custom_roles(resources: DataFrame) -> DataFrame:
@@ -87,6 +88,15 @@ def custom_roles(resources: DataFrame) -> DataFrame:
     )
 
 
+def _grant_list(fact: str, grant: Column) -> Column:
+    """One grant list of a subscription, in its one aggregation: the sorted grants of the rows
+    of ``fact`` (empty when nothing is granted there), null when no row is of ``fact`` (its
+    asset is not in the export)."""
+    of_fact = F.col("fact") == fact
+    granted = F.collect_list(F.when(of_fact & F.col("role").isNotNull(), grant))
+    return F.when(F.max(F.when(of_fact, F.lit(True))), F.array_sort(granted))
+
+
 def grant_lists(facts: DataFrame, policies: DataFrame, roles: DataFrame | None = None) -> DataFrame:
     """``asset_name`` and the :data:`~pushguard.audit.schemas.GRANT_FACTS` columns: per
     subscription, sorted arrays of grant structs (``role``, ``member``, ``resource``,
@@ -102,11 +112,8 @@ def grant_lists(facts: DataFrame, policies: DataFrame, roles: DataFrame | None =
     lists = (
         wanted_keys(facts)
         .join(granted, on="key", how="left")
-        .groupBy("asset_name", "fact")
-        .agg(F.array_sort(F.collect_list(F.when(F.col("role").isNotNull(), grant))).alias("grants"))
         .groupBy("asset_name")
-        .pivot("fact", list(GRANT_FACTS))
-        .agg(F.first("grants"))
+        .agg(*(_grant_list(fact, grant).alias(fact) for fact in GRANT_FACTS))
     )
     # An export without any IAM policy (a resource-only export: --content-type=resource) says
     # nothing of grants: every list is then "not collected", never "nothing granted".

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from pushguard.audit.aggregates import collect_aggregates, coverage_counts
@@ -52,6 +52,7 @@ from pushguard.audit.snapshots import (
     ambiguity_message,
     ambiguous_examples,
     shown_time,
+    snapshot_frame,
     snapshot_rows,
     sources_frame,
 )
@@ -238,8 +239,9 @@ from one not rechecked."""
 
 
 def write_evaluated(facts: DataFrame, out: OutputFolder) -> None:
-    """Write :data:`EVALUATED` from the joined ``facts`` (one row per subscription)."""
-    names = facts.select("asset_name").repartition(1).sortWithinPartitions("asset_name")
+    """Write :data:`EVALUATED` from the joined ``facts`` (one row per subscription; a
+    checkpoint already computed: one task reads its partitions, no shuffle)."""
+    names = facts.select("asset_name").coalesce(1).sortWithinPartitions("asset_name")
     out.single_file(names, "parquet", EVALUATED)
 
 
@@ -382,9 +384,10 @@ def _summarise(
     progress.phase("summarising")
     resources, policies = copies.newest()
     read = coverage_counts(resources, policies, copies.perimeters, facts)
-    aggregates = collect_aggregates(facts, findings, copies.superseded(), read)
+    snapshots = snapshot_frame(copies.ranked, copies.absent())
+    aggregates = collect_aggregates(facts, findings, copies.superseded(), read, snapshots)
     summary = summarise(scan=scan, aggregates=aggregates, inputs=inputs, options=options)
-    summary = summary.model_copy(update={"snapshots": _snapshot_counts(copies)})
+    summary = summary.model_copy(update={"snapshots": _snapshot_counts(aggregates.snapshots)})
     summary = summary.model_copy(update={"exceptions": exception_use(findings, facts, options)})
     if stacks is not None:
         summary = summary.model_copy(
@@ -399,9 +402,10 @@ def _summarise(
     return AuditResult(summary, tables)
 
 
-def _snapshot_counts(copies: AssetCopies) -> SnapshotCounts:
-    """``summary.json``'s ``snapshots`` (one small job: :func:`snapshot_rows`)."""
-    rows, absent = snapshot_rows(copies.ranked, copies.absent())
+def _snapshot_counts(collected: list[Row]) -> SnapshotCounts:
+    """``summary.json``'s ``snapshots``, from the rows of
+    :func:`~pushguard.audit.snapshots.snapshot_frame` collected with the aggregates."""
+    rows, absent = snapshot_rows(collected)
     exports: dict[str, ExportRead] = {}
     for row in rows:
         name = row["export"].removeprefix("file:")

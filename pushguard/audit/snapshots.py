@@ -163,9 +163,13 @@ def sources_frame(
     spark: SparkSession, sources: Mapping[str, ExportRef], timed: list[DataFrame]
 ) -> DataFrame:
     """The :data:`SOURCES_DDL` table: each spelling of a line's ``source`` with its export and
-    read time, plus the ``timed`` rows (lazy: a partitioned table's time is read with it)."""
+    read time, plus the ``timed`` rows (lazy: a partitioned table's time is read with it).
+    Without ``timed`` rows it is a local table, one row per source already (no shuffle to
+    deduplicate it: one job less under every plan that joins it)."""
     rows = [(source, ref.name, ref.time) for source, ref in sorted(sources.items())]
     frame = spark.createDataFrame(rows, SOURCES_DDL)
+    if not timed:
+        return frame
     for extra in timed:
         frame = frame.unionByName(extra)
     return frame.dropDuplicates(["source"])
@@ -221,7 +225,9 @@ def _winners(placed: DataFrame) -> DataFrame:
     keyed = placed.groupBy("kind", "key").agg(
         F.first("asset_type").alias("key_type"),
         _common_ancestors("ancestors").alias("key_ancestors"),
-        F.countDistinct("content").alias("contents"),
+        # the distinct contents as a set, not countDistinct: one aggregation, no second
+        # shuffle by content (a copy's content is a digest, never null; a key has few copies)
+        F.size(F.collect_set("content")).alias("contents"),
         F.collect_set("snap").alias("listing"),
     )
     # an equi-join on each of the key's ancestors: a key meets only the exports scoped above it
@@ -331,10 +337,12 @@ def shown_time(value: datetime | None) -> str | None:
     return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def snapshot_rows(ranked: DataFrame, absent: DataFrame) -> tuple[list[Any], dict[str, int]]:
-    """What ``summary.json``'s ``snapshots`` says, in one small job: per export its read time
-    and, per content, its scope (:func:`coverage`), and the assets no longer in the newest
-    export that covers them, per type (``absent``: ``asset_type``, ``assets``)."""
+def snapshot_frame(ranked: DataFrame, absent: DataFrame) -> DataFrame:
+    """What ``summary.json``'s ``snapshots`` says, as rows to collect (with the summary's other
+    aggregates: :func:`~pushguard.audit.aggregates.aggregates_frame`): per export its read
+    time and, per content, its scope (:func:`coverage`), and the assets no longer in the
+    newest export that covers them, per type (``absent``: ``asset_type``, ``assets``): columns
+    ``export``, ``export_time``, ``kind``, ``scope``, ``asset_type``, ``assets``. Lazy."""
     text, stamp, count = (F.lit(None).cast(t) for t in ("string", "timestamp", "long"))
     exports = coverage(ranked).select(
         "export", "export_time", "kind", "scope", text.alias("asset_type"), count.alias("assets")
@@ -347,7 +355,12 @@ def snapshot_rows(ranked: DataFrame, absent: DataFrame) -> tuple[list[Any], dict
         "asset_type",
         F.col("assets").cast("long"),
     )
-    rows = exports.unionByName(gone).collect()
+    return exports.unionByName(gone)
+
+
+def snapshot_rows(rows: list[Any]) -> tuple[list[Any], dict[str, int]]:
+    """The collected rows of :func:`snapshot_frame` as the exports' rows (sorted by export and
+    content) and the absent assets per type (sorted by type)."""
     listed = sorted(
         (r for r in rows if r["export"] is not None),
         key=lambda r: (r["export"], r["kind"]),
