@@ -509,8 +509,12 @@ def test_ctrl_c_during_a_retry_wait_is_exit_2_interrupted(keys: Path) -> None:
     command = [str(script), "push", url, "--retry", "3", "--minimum-backoff", "600",
                "--issuer-key-dir", str(keys)]  # fmt: skip
     environ = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # Ctrl-C in a terminal: SIGINT as the shell gives it to a foreground command. A background
+    # job of a non-interactive shell (how CI may run this suite) inherits SIGINT ignored, and
+    # Python then installs no KeyboardInterrupt handler: the child starts with the default.
     process = subprocess.Popen(command, env=environ, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)  # fmt: skip
+                               stderr=subprocess.PIPE, text=True,
+                               preexec_fn=_default_sigint)  # fmt: skip  # noqa: PLW1509
     try:
         assert process.stdout is not None
         first = process.stdout.readline()  # the first delivery is done: now in the 600 s wait
@@ -523,6 +527,10 @@ def test_ctrl_c_during_a_retry_wait_is_exit_2_interrupted(keys: Path) -> None:
     assert first == "attempt 1: HTTP 503: nack\n"
     assert process.returncode == 2
     assert "pushguard push: error: interrupted" in stderr and "Traceback" not in stderr
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 class _Nack(http.server.BaseHTTPRequestHandler):
