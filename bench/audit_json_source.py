@@ -39,11 +39,11 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812 (PySpark's convention)
 from pyspark.sql.types import ArrayType, StringType, StructField, StructType
 
-from pushguard.audit.parse import _NONCE, _ends_after_one_value
+from pushguard.audit.parse import _NONCE, _with_identity
 from pushguard.audit.schemas import CORRUPT, IDENTITY
 
 _STRICT = {"allowNonNumericNumbers": "false", "allowSingleQuotes": "false"}
@@ -77,6 +77,16 @@ KINDS: list[tuple[str, bytes]] = [
     ("array of one object", b'[{"name":"a","asset_type":"t"}]'),
     ("update_time a number", b'{"name":"a","asset_type":"t","update_time":5}'),
     ("ancestors holding a number", b'{"name":"a","asset_type":"t","ancestors":[1,"x"]}'),
+    ("duplicate key", b'{"name":"a","name":"b","asset_type":"t"}'),
+    ("ancestors an object", b'{"name":"a","asset_type":"t","ancestors":{"x":1}}'),
+    ("ancestors a number", b'{"name":"a","asset_type":"t","ancestors":5}'),
+    ("ancestors null", b'{"name":"a","asset_type":"t","ancestors":null}'),
+    ("ancestors empty", b'{"name":"a","asset_type":"t","ancestors":[]}'),
+    ("ancestors nested", b'{"name":"a","asset_type":"t","ancestors":[["x"],{"y":1.50},null]}'),
+    ("ancestors escaped", b'{"name":"a","asset_type":"t","ancestors":["\\u0041\\n","\\""]}'),
+    ("end field in the line", b'{"name":"a","asset_type":"t","_pushguard_end":"x"}'),
+    ("spaces around", b'  {"name":"a","asset_type":"t"} \t '),
+    ("byte order mark", b'\xef\xbb\xbf{"name":"a","asset_type":"t"}'),
     ("asset, last", (_SUB % 3).encode()),
 ]
 """Each kind of line, as bytes without its ``\\n``."""
@@ -165,30 +175,50 @@ def _table(spark: SparkSession, work: str, repeat: int) -> None:
             print(f"| {codec} | {label} | {splits} | {compared} | {uneven} | {shown} |")
 
 
-def one_parse(spark: SparkSession) -> dict[str, tuple[bool, bool]]:
-    """Per kind of line: whether the audit finds it exactly one JSON object of the identity
-    schema (``from_json`` of the line, then of ``[LINE,{end}]``:
-    :func:`pushguard.audit.parse._ends_after_one_value`), and whether one ``from_json`` of
-    ``[LINE,{"_pushguard_end":NONCE}]`` with an array of the identity schema plus the end field
-    does (the prototype of "each line parsed once")."""
+def _two_parses(value: Column) -> Column:
+    """How the audit told "exactly one JSON object" before issue 39's third pass: ``from_json``
+    of the line with the identity schema, then of ``[LINE,{"_pushguard_end":NONCE}]`` as an
+    array of objects with that one field (exactly two elements, the second the nonce)."""
+    identity = F.from_json(value, IDENTITY, _OPTIONS)
+    wrapped = F.concat(F.lit("["), value, F.lit(f',{{"_pushguard_end":"{_NONCE}"}}]'))
+    end = F.from_json(wrapped, ArrayType(StructType([StructField("_pushguard_end", StringType())])))
+    ends = (F.size(end) == 2) & (end[1]["_pushguard_end"] == _NONCE)
+    return F.coalesce(identity.isNotNull() & identity[CORRUPT].isNull() & ends, F.lit(False))
+
+
+def one_parse(spark: SparkSession) -> dict[str, tuple[Any, ...]]:
+    """Per kind of line: whether it is exactly one JSON object of the identity schema as the
+    audit told it with two parses (:func:`_two_parses`), and as each one-parse way tells it:
+    the audit's own (:func:`pushguard.audit.parse._with_identity`: the identity's fields and
+    the end field from ``[LINE,{end}]``, ``ancestors`` as text converted on its own), the same
+    without that conversion (``ancestors`` typed in the array element: not exact), and
+    ``try_parse_json`` (Spark 4: what it accepts as one JSON object); and whether the audit's
+    identity equals the identity the two-parse audit read (``from_json`` of the line)."""
     lines = spark.createDataFrame([(k, bytearray(v)) for k, v in KINDS], "kind string, b binary")
     frame = lines.select("kind", F.col("b").cast("string").alias("value"))
-    identity = F.from_json("value", IDENTITY, _OPTIONS)
-    audit = identity.isNotNull() & identity[CORRUPT].isNull() & _ends_after_one_value("value")
     end = StructField("_pushguard_end", StringType())
     wrapped = F.concat(F.lit("["), F.col("value"), F.lit(f',{{"{end.name}":"{_NONCE}"}}]'))
     both = F.from_json(wrapped, ArrayType(StructType([*IDENTITY.fields, end])), _OPTIONS)
-    once = (
+    typed = (
         (F.size(both) == 2)
         & both[0].isNotNull()
         & both[0][CORRUPT].isNull()
         & both[0][end.name].isNull()
         & (both[1][end.name] == _NONCE)
     )
-    rows = frame.select(
-        "kind", F.coalesce(audit, F.lit(False)), F.coalesce(once, F.lit(False))
+    variant = F.lit(None)
+    if hasattr(F, "try_parse_json"):
+        variant = F.schema_of_variant(F.try_parse_json("value")).startswith("OBJECT")
+    audit = _with_identity(frame, F.lit(True))
+    rows = audit.select(
+        "kind",
+        _two_parses(F.col("value")),
+        "one",
+        F.coalesce(typed, F.lit(False)),
+        F.coalesce(variant, F.lit(False)),
+        F.col("id").eqNullSafe(F.from_json("value", IDENTITY, _OPTIONS)),
     ).collect()
-    return {row[0]: (row[1], row[2]) for row in rows}
+    return {row[0]: tuple(row[1:]) for row in rows}
 
 
 def main() -> None:
@@ -210,10 +240,14 @@ def main() -> None:
         for kind, (rows, corrupt) in kinds_read(spark, work).items():
             print(f"| {kind} | {rows} ({corrupt}) |")
         _table(spark, work, 40)
-    print("\n| line | one JSON object: the audit (two parses) | one parse of [LINE,{end}] |")
-    print("|---|---|---|")
-    for kind, (audit, once) in one_parse(spark).items():
-        print(f"| {kind} | {audit} | {once}{' (differs)' if audit != once else ''} |")
+    print(
+        "\n| line | one JSON object: two parses | the audit: one parse | one parse, ancestors "
+        "typed | try_parse_json | the same identity |"
+    )
+    print("|---|---|---|---|---|---|")
+    for kind, (two, *once, same) in one_parse(spark).items():
+        shown = [f"{v}{' (differs)' if v != two else ''}" for v in once]
+        print(f"| {kind} | {two} | {' | '.join(shown)} | {same} |")
     spark.stop()
 
 

@@ -18,8 +18,11 @@ and ``report.html`` of every audit a run makes, and compares two recordings file
 
 What legitimately differs between two runs is taken out when recording, nothing else: the
 wall-time ``timings_s`` of ``summary.json`` (and the report's line that shows them, if any), the
-run's time stamp (the console command stamps each finding with it), and the pytest worker in a
-temporary path (``popen-gwN``). Run both recordings with the same ``--basetemp``.
+run's time stamp (the console command stamps each finding with it), the pytest worker in a
+temporary path (``popen-gwN``) and the root of the source tree that ran (the tests' fixtures are
+read from it: ``TREE``). Run both recordings with the same ``--basetemp``. A Parquet file cannot
+be edited so: ``compare`` also takes two tables equal when they differ only in a ``run_time``
+column that holds one value per file (:func:`same_but_run_time`).
 """
 
 from __future__ import annotations
@@ -46,12 +49,15 @@ RECORDED = (
 )
 _WORKER = re.compile(r"popen-gw\d+")
 _COUNTS: dict[str, int] = {}
+_TREE = str(Path(__file__).resolve().parents[1])
 
 
 def _normalised(data: bytes, run_time: str) -> bytes:
-    """``data`` with the run's time stamp and the pytest worker's name taken out."""
+    """``data`` with the run's time stamp, the source tree's root and the pytest worker's name
+    taken out."""
     if run_time:
         data = data.replace(run_time.encode(), b"RUN_TIME")
+    data = data.replace(_TREE.encode(), b"TREE")
     return _WORKER.sub("popen-gw", data.decode("utf-8", "surrogateescape")).encode(
         "utf-8", "surrogateescape"
     )
@@ -118,9 +124,33 @@ def compare(first: Path, second: Path) -> list[str]:
     problems += [f"only in {second}: {p}" for p in sorted(b - a)]
     for path in sorted(a & b):
         one, other = (first / path).read_bytes(), (second / path).read_bytes()
-        if one != other and not (path.suffix == ".parquet" and same_parquet(one, other)):
+        if one != other and not (path.suffix == ".parquet" and _same_table(one, other)):
             problems.append(f"differs: {path}")
     return problems
+
+
+def _same_table(one: bytes, other: bytes) -> bool:
+    return same_parquet(one, other) or same_but_run_time(one, other)
+
+
+def same_but_run_time(one: bytes, other: bytes) -> bool:
+    """Two Parquet files of findings whose tables (schema, Spark's metadata and rows) are
+    equal once their ``run_time`` column is dropped, each holding one time: the console
+    command stamps every finding with the run's time."""
+
+    def table(data: bytes) -> Any:
+        read = pq.read_table(io.BytesIO(data))
+        if "run_time" not in read.column_names or len(read["run_time"].unique()) > 1:
+            return None
+        return read.drop_columns(["run_time"])
+
+    first, second = table(one), table(other)
+    return (
+        first is not None
+        and second is not None
+        and first.equals(second, check_metadata=True)
+        and pq.read_schema(io.BytesIO(one)).equals(pq.read_schema(io.BytesIO(other)))
+    )
 
 
 def same_parquet(one: bytes, other: bytes) -> bool:

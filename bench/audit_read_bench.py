@@ -173,12 +173,13 @@ def _prototypes(spark: SparkSession, files: list[str]) -> dict[str, Callable[[],
         noop(frame.filter(F.col("asset_type") == SUBSCRIPTION))
         return counts()
 
-    return {
+    found = {
         "text: identity + end check, two parses": two_parses,
         "text: identity + end check, one parse": one_parse,
         "text: lines and blank lines per split": counts,
         "JSON source identity + text counts": json_read,
     }
+    return found
 
 
 def main() -> None:

@@ -96,16 +96,23 @@ class _Persisted:
         self._checkpoints: list[DataFrame] = []
         self._cached: list[DataFrame] = []
 
-    def keep(self, frame: DataFrame) -> DataFrame:
+    def keep(self, frame: DataFrame, eager: bool = False) -> DataFrame:
         """``frame`` as a checkpoint (lazy: filled by the first job that reads it; with adaptive
         query execution, its shuffles and broadcasts run now), remembered for :meth:`release`."""
         if self._reliable:
-            kept = frame.checkpoint(eager=False)
+            kept = frame.checkpoint(eager=eager)
         else:
             # memory, then disk: RDD.localCheckpoint's default (Spark 3.5 and 4)
-            kept = frame.localCheckpoint(eager=False)
+            kept = frame.localCheckpoint(eager=eager)
         self._checkpoints.append(kept)
         return kept
+
+    def hold(self, frame: DataFrame) -> DataFrame:
+        """``frame`` as a checkpoint computed now (one job), for a frame that several stages of
+        the next query read at once: adaptive execution runs a query's independent stages as
+        concurrent jobs, and a lazy checkpoint is computed by each of them."""
+        parallelism = self._context.defaultParallelism()
+        return self.keep(frame.coalesce(parallelism), eager=True)
 
     def cache(self, frame: DataFrame) -> DataFrame:
         """``frame`` persisted in Spark's columnar cache (memory, then disk; lazy), for the one
@@ -185,7 +192,7 @@ def run_audit(
         )
         progress.phase("joining")
         sources = sources_frame(spark, inputs.sources, inputs.timed)
-        copies = asset_copies(assets, persisted.keep, sources)
+        copies = asset_copies(assets, persisted.keep, sources, hold=persisted.hold)
         _unambiguous(copies)
         facts = persisted.keep(
             subscription_facts(

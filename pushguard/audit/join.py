@@ -145,12 +145,13 @@ def asset_copies(
     assets: DataFrame,
     keep: Callable[[DataFrame], DataFrame] = lambda frame: frame,
     sources: DataFrame | None = None,
+    hold: Callable[[DataFrame], DataFrame] = lambda frame: frame,
 ) -> AssetCopies:
     """:func:`split_assets`, ranked by :func:`~pushguard.audit.snapshots.rank_copies` with the
     lines' ``sources`` (:data:`~pushguard.audit.snapshots.SOURCES_DDL`; None: each file is an
     export without a read time), passed through ``keep`` (the run persists it: the joins read it
     several times)."""
-    return AssetCopies(keep(rank_copies(copies_of(*split_assets(assets)), sources)))
+    return AssetCopies(keep(rank_copies(hold(copies_of(*split_assets(assets))), sources)))
 
 
 def _content(*columns: str) -> Column:

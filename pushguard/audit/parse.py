@@ -12,8 +12,9 @@ exactly (:mod:`pushguard.audit.json_types`). :func:`parse_assets` is both.
 **Exactly one JSON value of valid UTF-8 per line.** Spark's parser is lenient where the audit
 must not be (:mod:`pushguard.audit.one_value`): the JSON options turn off ``NaN``/``Infinity``
 and single quotes, :func:`_valid_utf8` rejects invalid UTF-8 (Spark would read it with
-replacement characters), and :func:`_ends_after_one_value` rejects a line with anything after
-its first value (Spark reads the first and ignores the rest). A line that is not exactly one
+replacement characters), and :func:`_with_identity` rejects a line with anything after its
+first value (Spark reads the first and ignores the rest), in the same parse that reads the
+identity. A line that is not exactly one
 object is held back with the provisional reason :data:`NOT_JSON`; :func:`with_type_errors` then
 gives it its exact reason (:func:`pushguard.audit.one_value.line_reason`, in Python, on those few
 lines only): ``concatenated values``, ``trailing data``, ``non-finite number``, ``nested deeper
@@ -79,9 +80,7 @@ _JSON_OPTIONS = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT, **_
 _END = "_pushguard_end"
 _NONCE = secrets.token_hex(16)
 """A value no line can hold but by chance (128 random bits, new in each process), for
-:func:`_ends_after_one_value`."""
-
-_END_SCHEMA = ArrayType(StructType([StructField(_END, StringType())]))
+:func:`_with_identity`."""
 
 TYPED_COLUMNS = tuple(data_column(kind) for kind in RESOURCE_DATA)
 """The typed ``resource.data`` columns, one per asset type of
@@ -117,22 +116,66 @@ def _valid_text(value: Column) -> Column:
     return F.decode(F.encode(value, "UTF-8"), "UTF-8")
 
 
-def _ends_after_one_value(value: Column) -> Column:
-    """True when nothing but white space follows the line's first JSON value (null when the
-    line is not JSON as Spark's parser reads it).
+_ONCE_SCHEMA = ArrayType(
+    StructType(
+        [
+            *(
+                StructField(f.name, StringType()) if f.name == "ancestors" else f
+                for f in IDENTITY.fields
+                if f.name != CORRUPT
+            ),
+            StructField(_END, StringType()),
+        ]
+    )
+)
+"""``[LINE,{"_pushguard_end":NONCE}]``: the identity's fields with ``ancestors`` as its JSON
+text, and the end field."""
+
+
+def _with_identity(lines: DataFrame, readable: Column) -> DataFrame:
+    """``lines`` plus ``id`` (the line's :data:`~pushguard.audit.schemas.IDENTITY`, null where
+    not ``readable``) and ``one`` (the line is exactly one JSON object of that schema; never
+    null), from one parse of every line.
 
     Spark's ``from_json`` reads a line's first value and ignores what follows it (apache/spark's
     ``JacksonParser.parse`` stops after the root value; the streaming parser itself allows
     several roots: FasterXML/jackson-core issue 1323; NVIDIA/cudf issue 14226 lists the inputs
-    Spark reads as one record). The line is read again inside ``[LINE,{"_pushguard_end":
-    NONCE}]`` as an array of objects with that one field, whose other fields the parser skips:
-    exactly two elements, the second holding :data:`_NONCE`, means the line's value ended
-    where the line does. A line that closes the array itself (``{...}] x``) leaves fewer
-    elements, one that holds two values (``{...},{...}``) more, and text after the value makes
-    the array invalid."""
-    wrapped = F.concat(F.lit("["), value, F.lit(f',{{"{_END}":"{_NONCE}"}}]'))
-    elements = F.from_json(wrapped, _END_SCHEMA, _STRICT)
-    return (F.size(elements) == 2) & (elements[1][_END] == F.lit(_NONCE))
+    Spark reads as one record). So the line is read inside ``[LINE,{"_pushguard_end":NONCE}]``,
+    an array of objects with the identity's fields and that one: exactly two elements, the
+    second holding :data:`_NONCE`, means the line's value ended where the line does. A line that
+    closes the array itself (``{...}] x``) leaves fewer elements, one that holds two values
+    (``{...},{...}``) more, and text after the value makes the array invalid.
+
+    Inside an array element a field of the wrong JSON type reads as null instead of making the
+    record corrupt (issue 39's note, ``bench/audit_json_source.py``); of the identity's fields
+    only ``ancestors`` has a type a JSON value can miss (the others are strings, which any value
+    converts to), so it is read as its JSON text and converted on its own: a short parse of the
+    ancestors alone. The identity of a line that is not exactly one such object is read as
+    before, from the line alone (the same partial fields, for the few lines held back or
+    quarantined). Three projections, so that each parse runs once per line."""
+    wrapped = F.concat(F.lit("["), F.col("value"), F.lit(f',{{"{_END}":"{_NONCE}"}}]'))
+    both = F.when(readable, F.from_json(wrapped, _ONCE_SCHEMA, _STRICT))  # type: ignore[arg-type]
+    first = F.col("_both")[0]
+    frame = lines.select("*", both.alias("_both")).select(
+        "*", F.from_json(first["ancestors"], ArrayType(StringType()), _STRICT).alias("_ancestors")
+    )
+    one = (
+        (F.size("_both") == 2)
+        & first.isNotNull()
+        & (F.col("_both")[1][_END] == F.lit(_NONCE))
+        & (first["ancestors"].isNull() | F.col("_ancestors").isNotNull())
+    )
+    frame = frame.select("*", F.coalesce(one, F.lit(False)).alias("one"))
+    fields = [
+        (F.col("_ancestors") if f.name == "ancestors" else first[f.name]).alias(f.name)
+        for f in IDENTITY.fields
+        if f.name != CORRUPT
+    ]
+    identity = F.struct(*fields, F.lit(None).cast("string").alias(CORRUPT))
+    from_line = F.when(readable, _typed("value", IDENTITY))
+    return frame.select("*", F.when(F.col("one"), identity).otherwise(from_line).alias("id")).drop(
+        "_both", "_ancestors"
+    )
 
 
 def _update_time() -> Column:
@@ -158,18 +201,17 @@ def _with_envelope(lines: DataFrame, max_line_bytes: int) -> DataFrame:
     checked to be JSON and counted), ``too_long``, ``utf8`` (valid UTF-8), ``asset_type``."""
     too_long = F.octet_length("value") > max_line_bytes
     utf8 = _valid_utf8(F.col("value"))
-    identity = F.when(~too_long & utf8 & F.col("read_error").isNull(), _typed("value", IDENTITY))
-    parsed = F.col("id").isNotNull() & F.col(f"id.{CORRUPT}").isNull()
-    frame = lines.select(
+    checked = lines.select(
         "source",
         "block",
         "position",
         "value",
         "read_error",
-        identity.alias("id"),
         too_long.alias("too_long"),
         utf8.alias("utf8"),
-    ).withColumn("one", F.coalesce(parsed & _ends_after_one_value(F.col("value")), F.lit(False)))
+    )
+    readable = ~F.col("too_long") & F.col("utf8") & F.col("read_error").isNull()
+    frame = _with_identity(checked, readable)
     return frame.select(
         "source",
         "block",

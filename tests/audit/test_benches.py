@@ -65,3 +65,40 @@ def test_the_audit_s_measuring_tools_run(tmp_path: Path, monkeypatch: pytest.Mon
     assert "differs: export-1000/findings.jsonl" in changed.stdout
     (log,) = events.glob("*/events_*")
     assert "collect at audit/scan.py" in run_bench("audit_events.py", str(log))
+
+
+def _outputs_module() -> object:
+    spec = importlib.util.spec_from_file_location("audit_outputs", BENCH / "audit_outputs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _parquet(table: object) -> bytes:
+    import io
+
+    import pyarrow.parquet as pq
+
+    sink = io.BytesIO()
+    pq.write_table(table, sink)
+    return sink.getvalue()
+
+
+def test_two_recordings_differ_only_in_what_is_not_the_audit_s() -> None:
+    """Findings stamped with two runs' times are one table; findings that differ in anything
+    else, or whose ``run_time`` is not one time, are not. The tree's root is taken out of text."""
+    import pyarrow as pa
+
+    outputs: object = _outputs_module()
+    rows = {"rule": ["push-auth-oidc", "push-endpoint-https"], "asset_name": ["a", "b"]}
+    at = {name: pa.table({**rows, "run_time": [t, t]}) for name, t in (("one", 1), ("two", 2))}
+    compare = outputs._same_table  # type: ignore[attr-defined]
+    assert compare(_parquet(at["one"]), _parquet(at["two"]))
+    other = pa.table({**rows, "asset_name": ["a", "c"], "run_time": [2, 2]})
+    assert not compare(_parquet(at["one"]), _parquet(other))
+    mixed = pa.table({**rows, "run_time": [2, 3]})
+    assert not compare(_parquet(at["one"]), _parquet(mixed))
+    tree = str(BENCH.parent).encode()
+    normalised = outputs._normalised(b'{"path": "' + tree + b'/tests/x"}', "")  # type: ignore[attr-defined]
+    assert normalised == b'{"path": "TREE/tests/x"}'
