@@ -154,7 +154,7 @@ def _with_identity(lines: DataFrame, readable: Column) -> DataFrame:
     before, from the line alone (the same partial fields, for the few lines held back or
     quarantined). Three projections, so that each parse runs once per line."""
     wrapped = F.concat(F.lit("["), F.col("value"), F.lit(f',{{"{_END}":"{_NONCE}"}}]'))
-    both = F.when(readable, F.from_json(wrapped, _ONCE_SCHEMA, _STRICT))  # type: ignore[arg-type]
+    both = F.when(readable, F.from_json(wrapped, _ONCE_SCHEMA, _STRICT))
     first = F.col("_both")[0]
     frame = lines.select("*", both.alias("_both")).select(
         "*", F.from_json(first["ancestors"], ArrayType(StringType()), _STRICT).alias("_ancestors")
