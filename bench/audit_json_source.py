@@ -20,8 +20,11 @@ it, and reads it both ways, with the same splits. It prints, per codec:
 - whether the claimed mapping holds: per split, the JSON source's rows against the text
   source's non-blank lines, in order, each JSON-source row compared with ``from_json`` of its
   text line (same schema and options);
-- for each kind of line, whether one ``from_json`` of ``[LINE,{end}]`` tells "exactly one JSON
-  object" as the audit's two parses do (the prototype of each line parsed once).
+- for each kind of line, whether each one-parse way tells "exactly one JSON object" as the two
+  parses the audit made until issue 39's third pass did: the audit's own since then
+  (:func:`pushguard.audit.parse._with_identity`), ``[LINE,{end}]`` with ``ancestors`` typed in
+  the element (not exact), and ``try_parse_json`` (not exact: it takes the first value); and
+  whether the audit's identity is the two-parse audit's, field for field.
 
     python bench/audit_json_source.py
 

@@ -108,9 +108,17 @@ class _Persisted:
         return kept
 
     def hold(self, frame: DataFrame) -> DataFrame:
-        """``frame`` as a checkpoint computed now (one job), for a frame that several stages of
-        the next query read at once: adaptive execution runs a query's independent stages as
-        concurrent jobs, and a lazy checkpoint is computed by each of them."""
+        """``frame`` as a checkpoint computed now (one job), in one partition per core, for a
+        frame that several stages of the next query read at once.
+
+        Adaptive execution runs a query's independent stages as concurrent jobs; a frame kept
+        lazily (:meth:`keep`) under them was computed by each (the asset copies: six stages,
+        each digesting every copy, bench/RESULTS.md, issue 39's third pass). The copies are a
+        union of three forms of the scanned lines, so three times the input's splits in
+        partitions, most nearly empty: they are coalesced (no shuffle) to Spark's default
+        parallelism, "the total number of cores on all executor nodes or 2, whichever is
+        larger" (``spark.default.parallelism``,
+        https://spark.apache.org/docs/latest/configuration.html#execution-behavior)."""
         parallelism = self._context.defaultParallelism()
         return self.keep(frame.coalesce(parallelism), eager=True)
 

@@ -150,7 +150,8 @@ def asset_copies(
     """:func:`split_assets`, ranked by :func:`~pushguard.audit.snapshots.rank_copies` with the
     lines' ``sources`` (:data:`~pushguard.audit.snapshots.SOURCES_DDL`; None: each file is an
     export without a read time), passed through ``keep`` (the run persists it: the joins read it
-    several times)."""
+    several times). The copies before their ranking pass through ``hold`` (the run computes
+    them once: the ranking reads them in several stages at once)."""
     return AssetCopies(keep(rank_copies(hold(copies_of(*split_assets(assets))), sources)))
 
 
