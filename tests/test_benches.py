@@ -43,6 +43,7 @@ def test_every_benchmark_is_run_here() -> None:
     spark = {
         "audit_bench.py",
         "audit_read_bench.py",
+        "audit_copies_bench.py",
         "stacks_bench.py",
         "audit_json_source.py",
         "audit_outputs.py",

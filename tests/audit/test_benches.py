@@ -20,6 +20,8 @@ def test_the_spark_benchmarks_run_at_their_smallest_size(tmp_path: Path) -> None
     table = run_bench("audit_bench.py", "--sizes", "1000", "--runs", "1", "--keep", str(tmp_path))
     assert "| 1,000 |" in table
     assert run_bench("audit_read_bench.py", str(tmp_path / "export-1000"), "--rounds", "1").strip()
+    copies = run_bench("audit_copies_bench.py", str(tmp_path / "export-1000"), "--rounds", "1")
+    assert "the same fates, snapshots and exports: True" in copies
     stacks = run_bench("stacks_bench.py", "--lines", "1000", "--stacks", "2")
     assert '"lines": 1000' in stacks
 
