@@ -5,7 +5,6 @@ program's line, and the program cannot write to pushguard's own file descriptors
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import shutil
@@ -86,13 +85,19 @@ pulumi.export("probe", result)
 """
 
 
-def _unprivileged() -> None:
-    """In the child before ``exec``: drop every capability from the bounding set, so a root
-    test run behaves as an ordinary user (root's ``CAP_SYS_PTRACE`` opens any process's
-    descriptors). Without ``CAP_SETPCAP`` (not root) there is nothing to drop."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    for capability in range(64):
-        libc.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0)
+UNPRIVILEGED = f"""\
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+for capability in range(64):
+    libc.prctl({PR_CAPBSET_DROP}, capability, 0, 0, 0)
+os.execv(sys.argv[1], sys.argv[1:])
+"""
+"""A fresh interpreter that drops every capability from the bounding set, then becomes the
+command it is given, so a root test run behaves as an ordinary user (root's
+``CAP_SYS_PTRACE`` opens any process's descriptors); without ``CAP_SETPCAP`` (not root) there
+is nothing to drop. Not a ``preexec_fn``: that forks the test worker itself, whose gRPC threads
+(earlier tests' servers) can abort the child before its ``exec`` (``epoll_wait`` EBADF,
+grpc/grpc#43055, open for grpcio 1.80 and later)."""
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="/proc and prctl are Linux")
@@ -103,12 +108,12 @@ def test_the_program_cannot_open_the_parents_stdout_through_proc(make_project) -
     script = shutil.which("pushguard", path=str(Path(sys.executable).parent))
     assert script is not None
     env = {k: v for k, v in os.environ.items() if k != "PULUMI_STACK"}
+    command = [script, "preview", str(folder), "--stack", "dev", "--format", "json"]
     done = subprocess.run(  # noqa: PLW1510 - the exit code is the assertion
-        [script, "preview", str(folder), "--stack", "dev", "--format", "json"],
+        [sys.executable, "-c", UNPRIVILEGED, *command],
         capture_output=True,
         text=True,
         env=env,
-        preexec_fn=_unprivileged,
         timeout=300,
     )
     assert "FORGED" not in done.stdout
