@@ -511,10 +511,12 @@ def test_ctrl_c_during_a_retry_wait_is_exit_2_interrupted(keys: Path) -> None:
     environ = {**os.environ, "PYTHONPATH": str(ROOT)}
     # Ctrl-C in a terminal: SIGINT as the shell gives it to a foreground command. A background
     # job of a non-interactive shell (how CI may run this suite) inherits SIGINT ignored, and
-    # Python then installs no KeyboardInterrupt handler: the child starts with the default.
-    process = subprocess.Popen(command, env=environ, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True,
-                               preexec_fn=_default_sigint)  # fmt: skip  # noqa: PLW1509
+    # Python then installs no KeyboardInterrupt handler: the child starts with the default, set
+    # by a fresh interpreter that then becomes the command (a preexec_fn would fork this test
+    # worker, whose gRPC threads from other tests can abort the child: grpc/grpc#43055).
+    process = subprocess.Popen([sys.executable, "-c", _DEFAULT_SIGINT, *command], env=environ,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)  # fmt: skip
     try:
         assert process.stdout is not None
         first = process.stdout.readline()  # the first delivery is done: now in the 600 s wait
@@ -529,8 +531,11 @@ def test_ctrl_c_during_a_retry_wait_is_exit_2_interrupted(keys: Path) -> None:
     assert "pushguard push: error: interrupted" in stderr and "Traceback" not in stderr
 
 
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+_DEFAULT_SIGINT = (
+    "import os, signal, sys\n"
+    "signal.signal(signal.SIGINT, signal.SIG_DFL)\n"
+    "os.execv(sys.argv[1], sys.argv[1:])\n"
+)
 
 
 class _Nack(http.server.BaseHTTPRequestHandler):
