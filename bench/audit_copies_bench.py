@@ -30,12 +30,15 @@ import argparse
 import statistics
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
-from pyspark.sql import DataFrame, SparkSession
+from audit_bench import READ_TIME  # this folder's: a script's own folder is on sys.path
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F  # noqa: N812 (PySpark's convention)
 
+from pushguard.audit.command import session
+from pushguard.audit.job import _adaptive_partitions, _Persisted
 from pushguard.audit.join import copies_of, split_assets
 from pushguard.audit.parse import DEFAULT_MAX_LINE_BYTES, parse_lines
 from pushguard.audit.read import discover, read_lines
@@ -47,9 +50,6 @@ from pushguard.audit.snapshots import (
     rank_copies,
     sources_frame,
 )
-
-READ_TIME = datetime(2026, 11, 2, tzinfo=UTC)
-"""The bench exports' read time (``bench/audit_bench.py``'s ``READ_TIME``)."""
 
 
 def one_snapshot(copies: DataFrame, sources: DataFrame) -> DataFrame | None:
@@ -75,24 +75,17 @@ def main() -> None:
     parser.add_argument("export", help="a folder of newline-delimited export files")
     parser.add_argument("--rounds", type=int, default=2)
     options = parser.parse_args()
-    spark = (
-        SparkSession.builder.master("local[*]")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .getOrCreate()
-    )
+    spark = session(None)  # the audit's own session and settings
     spark.sparkContext.setLogLevel("ERROR")
-    spark.conf.set("spark.sql.adaptive.coalescePartitions.parallelismFirst", "false")
-    spark.conf.set("spark.sql.adaptive.advisoryPartitionSizeInBytes", "64m")
+    _adaptive_partitions(spark)
     path = str(Path(options.export))
-    inputs = discover(spark, [path], DEFAULT_MAX_LINE_BYTES, {path: READ_TIME})
+    read_time = datetime.fromisoformat(READ_TIME.replace("Z", "+00:00"))
+    inputs = discover(spark, [path], DEFAULT_MAX_LINE_BYTES, {path: read_time})
     stored = stored_lines(parse_lines(read_lines(spark, inputs), DEFAULT_MAX_LINE_BYTES)).cache()
     if Scan.of(stored).suspect:
         raise SystemExit("the export has suspect lines: this bench reads clean exports only")
     assets, _ = assets_and_quarantine(stored, None)
-    parallelism = spark.sparkContext.defaultParallelism
-    held = copies_of(*split_assets(assets)).coalesce(parallelism).localCheckpoint(eager=True)
+    held = _Persisted(spark).hold(copies_of(*split_assets(assets)))  # as the audit holds them
     sources = sources_frame(spark, inputs.sources, inputs.timed)
 
     def ranked() -> DataFrame:

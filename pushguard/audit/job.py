@@ -97,8 +97,9 @@ class _Persisted:
         self._cached: list[DataFrame] = []
 
     def keep(self, frame: DataFrame, eager: bool = False) -> DataFrame:
-        """``frame`` as a checkpoint (lazy: filled by the first job that reads it; with adaptive
-        query execution, its shuffles and broadcasts run now), remembered for :meth:`release`."""
+        """``frame`` as a checkpoint (lazy: filled by the first job that reads it, with adaptive
+        query execution its shuffles and broadcasts run now; ``eager``: computed now, one job),
+        remembered for :meth:`release`."""
         if self._reliable:
             kept = frame.checkpoint(eager=eager)
         else:
